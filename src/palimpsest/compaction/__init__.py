@@ -1,0 +1,1 @@
+"""Context engines and the default compressor."""

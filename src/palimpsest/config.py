@@ -1,0 +1,146 @@
+"""Settings: every seed default in one place, overridable from a YAML file.
+
+Each section is a pydantic model that rejects unknown keys, so a typo in ``config.yaml``
+fails loudly with the dotted key named instead of being silently ignored. The data
+directory is ``$PALIMPSEST_HOME`` (default ``~/.palimpsest``); the config file is
+``$PALIMPSEST_HOME/config.yaml`` unless ``$PALIMPSEST_CONFIG`` points elsewhere.
+Importing this module reads nothing; :func:`load_settings` does.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+import yaml
+from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
+
+from .errors import ConfigError
+
+__all__ = [
+    "DEFAULT_HOME",
+    "CompressionSettings",
+    "ContextSettings",
+    "ModelSettings",
+    "Settings",
+    "config_path",
+    "home_dir",
+    "load_settings",
+]
+
+DEFAULT_HOME = Path("~/.palimpsest")
+HOME_ENV = "PALIMPSEST_HOME"
+CONFIG_ENV = "PALIMPSEST_CONFIG"
+
+
+def home_dir() -> Path:
+    """The data directory: ``$PALIMPSEST_HOME`` or ``~/.palimpsest`` (not created here)."""
+    value = os.environ.get(HOME_ENV)
+    return Path(value).expanduser() if value else DEFAULT_HOME.expanduser()
+
+
+def config_path() -> Path:
+    """Where the YAML config is read from."""
+    value = os.environ.get(CONFIG_ENV)
+    return Path(value).expanduser() if value else home_dir() / "config.yaml"
+
+
+class _Section(BaseModel):
+    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+
+
+class ContextSettings(_Section):
+    """``context``: which engine runs and which profile of behaviour applies."""
+
+    engine: str = "compressor"
+    profile: Literal["seed", "refined"] = "seed"
+
+
+class CompressionSettings(_Section):
+    """``compression``: the seed defaults of the built-in compressor (spec CC-01..)."""
+
+    enabled: bool = True
+    threshold: float = Field(0.50, gt=0.0, le=1.0)
+    target_ratio: float = 0.20
+    protect_first_n: int = Field(3, ge=0)
+    protect_last_n: int = Field(20, ge=1)
+    prune_style: Literal["summary", "placeholder"] = "summary"
+    summary_template: Literal["handoff", "classic"] = "handoff"
+    fallback_summary: Literal["static", "deterministic"] = "deterministic"
+    orphan_call_policy: Literal["stub", "strip"] = "stub"
+    threshold_tokens: int | None = None
+    summary_model: str | None = None
+    """Legacy spelling of ``auxiliary.compression.model``."""
+
+    @field_validator("target_ratio")
+    @classmethod
+    def _clamp_ratio(cls, value: float) -> float:
+        # CC-02: the tail budget ratio is clamped, not rejected.
+        return min(max(value, 0.10), 0.80)
+
+
+class ModelSettings(_Section):
+    """``model``: the main model and its window."""
+
+    name: str | None = None
+    context_length: int | None = Field(None, gt=0)
+    max_tokens: int | None = None
+    cache_ttl: Literal["5m", "1h"] = "5m"
+
+
+class AuxiliaryModelSettings(_Section):
+    """``auxiliary.compression``: an optional separate model for summaries."""
+
+    model: str | None = None
+    provider: str | None = None
+    timeout: float | None = Field(None, gt=0)
+    context_length: int | None = Field(None, gt=0)
+
+
+class AuxiliarySettings(_Section):
+    compression: AuxiliaryModelSettings = Field(default_factory=AuxiliaryModelSettings)
+
+
+class Settings(_Section):
+    """All settings. Sections are added as components land; unknown keys are errors."""
+
+    context: ContextSettings = Field(default_factory=ContextSettings)
+    compression: CompressionSettings = Field(default_factory=CompressionSettings)
+    model: ModelSettings = Field(default_factory=ModelSettings)
+    auxiliary: AuxiliarySettings = Field(default_factory=AuxiliarySettings)
+
+
+def _error_key(err: dict[str, Any]) -> str:
+    return ".".join(str(p) for p in err.get("loc", ()))
+
+
+def settings_from_dict(data: dict[str, Any], *, source: str | Path | None = None) -> Settings:
+    """Validate a mapping into :class:`Settings`; the first problem becomes a ConfigError."""
+    try:
+        return Settings.model_validate(data)
+    except ValidationError as exc:
+        first = exc.errors()[0]
+        key = _error_key(dict(first))
+        where = f"{source}: " if source else ""
+        if first.get("type") == "extra_forbidden":
+            message = f"{where}unknown config key {key!r}; see docs/configuration.md"
+        else:
+            message = f"{where}invalid value for {key!r}: {first.get('msg')}"
+        raise ConfigError(message, key=key, path=source) from None
+
+
+def load_settings(path: str | Path | None = None) -> Settings:
+    """Read settings from ``path`` (or :func:`config_path`); defaults when the file is absent."""
+    target = Path(path).expanduser() if path is not None else config_path()
+    if not target.exists():
+        if path is not None:
+            raise ConfigError(f"{target}: config file not found", path=target)
+        return Settings()
+    try:
+        data = yaml.safe_load(target.read_text(encoding="utf-8")) or {}
+    except yaml.YAMLError as exc:
+        raise ConfigError(f"{target}: not valid YAML: {exc}", path=target) from None
+    if not isinstance(data, dict):
+        raise ConfigError(f"{target}: the top level must be a mapping", path=target)
+    return settings_from_dict(data, source=target)

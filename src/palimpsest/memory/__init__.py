@@ -1,0 +1,1 @@
+"""MEMORY.md / USER.md, threat scanning, memory providers and their manager."""

@@ -1,0 +1,1 @@
+"""SQLite session store, session search and persisted tool outputs."""

@@ -1,0 +1,5 @@
+"""Summarizers: who writes a handoff summary."""
+
+from .base import Summarizer, SummaryRequest
+
+__all__ = ["Summarizer", "SummaryRequest"]

@@ -1,0 +1,47 @@
+"""Who writes a handoff summary: the ``Summarizer`` protocol and the request it receives.
+
+The compressor decides *what* to summarize (the middle of the transcript, the previous
+summary, a focus topic, a budget) and renders the full prompt an LLM would receive; a
+summarizer only turns that request into text. Keeping the request a plain value means an
+extractive summarizer, an LLM summarizer and a test double all see the same input.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Protocol, runtime_checkable
+
+__all__ = ["SummaryRequest", "Summarizer"]
+
+
+@dataclass(frozen=True)
+class SummaryRequest:
+    """Everything a summarizer needs for one compaction.
+
+    ``turns`` are the (already pruned) messages of the middle span, oldest first.
+    ``previous_summary`` is the body of the last summary without its prefix, or ``None`` on
+    a first compaction. ``budget_tokens`` is the target size. ``prompt`` is the complete text
+    an LLM summarizer sends (preamble, turns, template, focus block), already redacted.
+    ``template`` names the section layout (``"handoff"`` or ``"classic"``).
+    """
+
+    turns: list[dict[str, Any]]
+    previous_summary: str | None
+    focus_topic: str | None
+    budget_tokens: int
+    prompt: str
+    template: str = "handoff"
+    has_user_turn: bool = True
+    metadata: dict[str, Any] = field(default_factory=dict)
+
+
+@runtime_checkable
+class Summarizer(Protocol):
+    """Anything with ``summarize(request) -> str``; raising means the summary failed.
+
+    Raise :class:`palimpsest.errors.SummaryError` (or any exception) on failure; the
+    compressor then applies its cooldown and fallback rules. Return the summary body
+    only; the compressor adds the prefix and redacts.
+    """
+
+    def summarize(self, request: SummaryRequest) -> str: ...

@@ -1,0 +1,341 @@
+"""Token estimates before a call: a rough chars/4 rule and an exact o200k/cl100k count.
+
+Compression decisions need a number before the provider has reported one. The rough rule
+(``len // 4``) is what the reference design uses for every threshold and budget, so its
+figures are reproducible and labelled "rough". The exact counter uses the real BPE
+vocabularies through ``bpe-openai`` (offline; tiktoken would download them) and caches each
+message's count by a digest of its serialized value, so estimating a growing transcript
+again only tokenizes the new messages.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any, Protocol, runtime_checkable
+
+from .messages.content import IMAGE_PART_TYPES, call_arguments, tool_calls_of
+
+__all__ = [
+    "CHARS_PER_TOKEN",
+    "IMAGE_TOKENS",
+    "ExactCounter",
+    "RoughCounter",
+    "TokenCounter",
+    "content_budget_chars",
+    "estimate_messages_tokens_rough",
+    "estimate_request_tokens_rough",
+    "estimate_tokens_cjk",
+    "estimate_tokens_rough",
+    "estimate_tools_tokens",
+    "message_budget_tokens",
+    "serialize_for_estimate",
+]
+
+CHARS_PER_TOKEN = 4
+"""The rough rule: one token per four characters (TK-01)."""
+
+IMAGE_TOKENS = 1600
+"""Every image part counts as this many tokens, whatever its payload (TK-05)."""
+
+IMAGE_BUDGET_CHARS = IMAGE_TOKENS * CHARS_PER_TOKEN
+"""The same image cost in characters, for the compressor's per-message budget (CC-40)."""
+
+BUDGET_MESSAGE_OVERHEAD = 10
+"""Tokens added per message in tail-budget walks for role and metadata (CC-39)."""
+
+EXACT_CACHE_SIZE = 65_536
+"""Per-message memo entries kept by :class:`ExactCounter`."""
+
+_IMAGE_STUB = "[stripped]"
+_ENCODE_CHUNK = 200_000  # bpe-openai refuses a single input of 1M characters or more
+
+
+def estimate_tokens_rough(text: str | None) -> int:
+    """Rough tokens of a text: ``len(text) // 4``; 0 for empty or missing text."""
+    if not text:
+        return 0
+    return len(text) // CHARS_PER_TOKEN
+
+
+_DENSE_RANGES = (
+    (0x1100, 0x11FF),
+    (0x2E80, 0x9FFF),
+    (0xA960, 0xA97F),
+    (0xAC00, 0xD7AF),
+    (0xF900, 0xFAFF),
+    (0xFF00, 0xFFEF),
+)
+
+
+def _is_dense(ch: str) -> bool:
+    code = ord(ch)
+    return any(lo <= code <= hi for lo, hi in _DENSE_RANGES)
+
+
+def estimate_tokens_cjk(text: str | None) -> int:
+    """CJK-aware rough tokens (TK-06): dense CJK/Hangul characters count one token each.
+
+    ASCII text rounds up (``(len + 3) // 4``); other characters add ``(utf8 bytes + 3) // 4``.
+    """
+    if not text:
+        return 0
+    if text.isascii():
+        return (len(text) + 3) // 4
+    dense = 0
+    rest: list[str] = []
+    for ch in text:
+        if _is_dense(ch):
+            dense += 1
+        else:
+            rest.append(ch)
+    other = "".join(rest)
+    return dense + ((len(other.encode("utf-8")) + 3) // 4 if other else 0)
+
+
+def _stub_images(value: Any) -> Any:
+    """A copy of ``value`` with image payloads replaced by a short stub (base64 is not text)."""
+    if isinstance(value, list):
+        return [_stub_images(v) for v in value]
+    if isinstance(value, Mapping):
+        if value.get("type") in IMAGE_PART_TYPES:
+            return {"type": value.get("type"), "image": _IMAGE_STUB}
+        return {k: _stub_images(v) for k, v in value.items()}
+    return value
+
+
+def _count_images(value: Any) -> int:
+    if isinstance(value, list):
+        return sum(_count_images(v) for v in value)
+    if isinstance(value, Mapping):
+        if value.get("type") in IMAGE_PART_TYPES:
+            return 1
+        return sum(_count_images(v) for v in value.values())
+    return 0
+
+
+def serialize_for_estimate(message: Mapping[str, Any]) -> tuple[str, int]:
+    """The text the rough estimate measures for one message, and its image count.
+
+    Internal ``_`` keys are left out (they never reach a provider, TK-07); image parts are
+    stubbed so a base64 payload is never counted as text (TK-05).
+    """
+    visible = {k: v for k, v in message.items() if not str(k).startswith("_")}
+    content = visible.get("content")
+    images = 0
+    if isinstance(content, list | dict):
+        images = _count_images(content)
+        if images:
+            visible["content"] = _stub_images(content)
+    return json.dumps(visible, ensure_ascii=False, default=str), images
+
+
+def estimate_messages_tokens_rough(messages: Iterable[Mapping[str, Any]]) -> int:
+    """Rough tokens of a message list: total serialized characters // 4, taken once (TK-02).
+
+    Images add :data:`IMAGE_TOKENS` each.
+    """
+    chars = 0
+    images = 0
+    for msg in messages:
+        text, n_images = serialize_for_estimate(msg)
+        chars += len(text)
+        images += n_images
+    return chars // CHARS_PER_TOKEN + images * IMAGE_TOKENS
+
+
+def estimate_tools_tokens(tools: Sequence[Mapping[str, Any]] | None) -> int:
+    """Rough tokens of tool schemas (TK-04): name + description + compact parameters JSON."""
+    if not tools:
+        return 0
+    total = 0
+    for tool in tools:
+        fn = tool.get("function") if tool.get("type") == "function" else None
+        spec = fn if isinstance(fn, Mapping) else tool
+        name = str(spec.get("name") or "")
+        description = str(spec.get("description") or "")
+        params = spec.get("parameters", spec.get("input_schema", {}))
+        params_json = json.dumps(params, ensure_ascii=False, separators=(",", ":"), default=str)
+        total += len(name) + len(description) + len(params_json)
+    return (total + 3) // CHARS_PER_TOKEN
+
+
+def estimate_request_tokens_rough(
+    messages: Iterable[Mapping[str, Any]],
+    system_prompt: str = "",
+    tools: Sequence[Mapping[str, Any]] | None = None,
+) -> int:
+    """Rough tokens of a whole request: system prompt + messages + tool schemas (TK-03)."""
+    return (
+        estimate_tokens_rough(system_prompt)
+        + estimate_messages_tokens_rough(messages)
+        + estimate_tools_tokens(tools)
+    )
+
+
+def content_budget_chars(content: Any) -> int:
+    """Characters of a content value for tail-budget walks (CC-39, CC-40).
+
+    Strings count by length, ``None`` as 0, lists by their text parts plus 6,400 characters
+    per image (base64 never counts as text), anything else by ``len(str(x))``.
+    """
+    if content is None:
+        return 0
+    if isinstance(content, str):
+        return len(content)
+    if isinstance(content, list):
+        total = 0
+        for part in content:
+            if isinstance(part, str):
+                total += len(part)
+            elif isinstance(part, Mapping):
+                if part.get("type") in IMAGE_PART_TYPES:
+                    total += IMAGE_BUDGET_CHARS
+                else:
+                    text = part.get("text")
+                    total += len(text) if isinstance(text, str) else 0
+            else:
+                total += len(str(part))
+        return total
+    return len(str(content))
+
+
+def message_budget_tokens(message: Mapping[str, Any]) -> int:
+    """Per-message estimate used by every tail walk (CC-39).
+
+    ``content_chars // 4 + 10``, plus ``len(arguments) // 4`` for each tool call.
+    """
+    tokens = content_budget_chars(message.get("content")) // CHARS_PER_TOKEN
+    tokens += BUDGET_MESSAGE_OVERHEAD
+    for call in tool_calls_of(message):
+        tokens += len(call_arguments(call)) // CHARS_PER_TOKEN
+    return tokens
+
+
+@runtime_checkable
+class TokenCounter(Protocol):
+    """Anything that can count a text and a message list; the compressor accepts one."""
+
+    name: str
+
+    def count_text(self, text: str) -> int: ...
+
+    def count_messages(self, messages: Sequence[Mapping[str, Any]]) -> int: ...
+
+
+class RoughCounter:
+    """The chars/4 rule behind the :class:`TokenCounter` interface (the default)."""
+
+    name = "rough"
+
+    def count_text(self, text: str) -> int:
+        return estimate_tokens_rough(text)
+
+    def count_messages(self, messages: Sequence[Mapping[str, Any]]) -> int:
+        return estimate_messages_tokens_rough(messages)
+
+    def count_request(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        system_prompt: str = "",
+        tools: Sequence[Mapping[str, Any]] | None = None,
+    ) -> int:
+        return estimate_request_tokens_rough(messages, system_prompt, tools)
+
+
+class ExactCounter:
+    """Exact BPE counts with ``o200k_base`` (GPT-4o and later) or ``cl100k_base`` (GPT-4).
+
+    Message counts follow the chat format: each message costs its text fields plus
+    ``tokens_per_message`` framing tokens, and a reply is primed with ``reply_priming``
+    tokens. Each message's count is memoized by a digest of its serialized value, so a
+    changed message is always re-counted and an unchanged one never is.
+    """
+
+    tokens_per_message = 3
+    reply_priming = 3
+
+    def __init__(self, encoding: str = "o200k_base", cache_size: int = EXACT_CACHE_SIZE) -> None:
+        from bpe_openai import get_encoding
+
+        self.name = encoding
+        self._encoding = get_encoding(encoding)
+        self._cache: OrderedDict[bytes, int] = OrderedDict()
+        self._cache_size = cache_size
+        self.encoded_messages = 0
+        """How many messages were actually tokenized (cache misses); for tests and stats."""
+
+    def count_text(self, text: str) -> int:
+        if not text:
+            return 0
+        total = 0
+        start = 0
+        while start < len(text):
+            end = min(len(text), start + _ENCODE_CHUNK)
+            if end < len(text):
+                cut = text.rfind("\n", start, end)
+                end = cut + 1 if cut > start else end
+            total += len(self._encoding.encode_ordinary(text[start:end]))
+            start = end
+        return total
+
+    def _message_fields(self, message: Mapping[str, Any]) -> tuple[list[str], int]:
+        fields: list[str] = [str(message.get("role") or "")]
+        content = message.get("content")
+        images = 0
+        if isinstance(content, str):
+            fields.append(content)
+        elif isinstance(content, list):
+            images = _count_images(content)
+            for part in content:
+                if isinstance(part, str):
+                    fields.append(part)
+                elif isinstance(part, Mapping) and isinstance(part.get("text"), str):
+                    fields.append(part["text"])
+        elif content is not None:
+            fields.append(json.dumps(content, ensure_ascii=False, default=str))
+        for key in ("name", "tool_call_id"):
+            if isinstance(message.get(key), str):
+                fields.append(message[key])
+        for call in tool_calls_of(message):
+            fn = call.get("function") if isinstance(call, Mapping) else None
+            if isinstance(fn, Mapping):
+                fields.append(str(fn.get("name") or ""))
+            fields.append(call_arguments(call))
+        return fields, images
+
+    def count_message(self, message: Mapping[str, Any]) -> int:
+        serialized, _ = serialize_for_estimate(message)
+        key = hashlib.blake2b(serialized.encode("utf-8", "surrogatepass"), digest_size=16).digest()
+        cached = self._cache.get(key)
+        if cached is not None:
+            self._cache.move_to_end(key)
+            return cached
+        fields, images = self._message_fields(message)
+        count = self.tokens_per_message + sum(self.count_text(f) for f in fields)
+        count += images * IMAGE_TOKENS
+        self.encoded_messages += 1
+        self._cache[key] = count
+        if len(self._cache) > self._cache_size:
+            self._cache.popitem(last=False)
+        return count
+
+    def count_messages(self, messages: Sequence[Mapping[str, Any]]) -> int:
+        if not messages:
+            return 0
+        return sum(self.count_message(m) for m in messages) + self.reply_priming
+
+    def count_request(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        system_prompt: str = "",
+        tools: Sequence[Mapping[str, Any]] | None = None,
+    ) -> int:
+        total = self.count_messages(messages)
+        if system_prompt:
+            total += self.tokens_per_message + self.count_text(system_prompt)
+        if tools:
+            total += self.count_text(json.dumps(list(tools), ensure_ascii=False, default=str))
+        return total
