@@ -1,5 +1,5 @@
 """Summarizers: who writes a handoff summary."""
 
-from .base import Summarizer, SummaryRequest
+from .base import Summarizer, SummaryRequest, SupportsCooldown
 
-__all__ = ["Summarizer", "SummaryRequest"]
+__all__ = ["Summarizer", "SummaryRequest", "SupportsCooldown"]

@@ -11,7 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any, Protocol, runtime_checkable
 
-__all__ = ["SummaryRequest", "Summarizer"]
+__all__ = ["Summarizer", "SummaryRequest", "SupportsCooldown"]
 
 
 @dataclass(frozen=True)
@@ -45,3 +45,17 @@ class Summarizer(Protocol):
     """
 
     def summarize(self, request: SummaryRequest) -> str: ...
+
+
+@runtime_checkable
+class SupportsCooldown(Protocol):
+    """A summarizer that manages its own failure cooldowns (e.g. the LLM summarizer).
+
+    While ``cooldown_remaining()`` is above zero the compressor does not call ``summarize``
+    and uses its deterministic fallback instead; automatic compression is blocked
+    (spec CC-18). A manual compression calls ``reset_cooldown()`` first (CC-82).
+    """
+
+    def cooldown_remaining(self) -> float: ...
+
+    def reset_cooldown(self) -> None: ...
