@@ -22,6 +22,7 @@ __all__ = [
     "DEFAULT_HOME",
     "CompressionSettings",
     "ContextSettings",
+    "MemorySettings",
     "ModelSettings",
     "Settings",
     "config_path",
@@ -102,6 +103,46 @@ class AuxiliarySettings(_Section):
     compression: AuxiliaryModelSettings = Field(default_factory=AuxiliaryModelSettings)
 
 
+class MemorySettings(_Section):
+    """``memory``: the L1 files, the external provider and the write scan (spec memory.md)."""
+
+    memory_char_limit: int = Field(2_200, gt=0)
+    user_char_limit: int = Field(1_375, gt=0)
+    provider: str | None = None
+    """Name of the one external memory provider (entry point ``palimpsest.memory_providers``)."""
+    threat_scan: Literal["standard", "strict"] = "standard"
+    prefetch_timeout: float = Field(8.0, gt=0)
+    flush_min_turns: int = Field(6, ge=0)
+    flush_before_compression: bool = True
+    nudge_interval: int = Field(10, ge=1)
+
+
+class ModelPriceSettings(_Section):
+    """One ``pricing.models`` entry: USD per million tokens (see docs/usage-and-costs.md)."""
+
+    input: float | None = Field(None, ge=0)
+    output: float | None = Field(None, ge=0)
+    cache_read: float | None = Field(None, ge=0)
+    cache_write: float | None = Field(None, ge=0)
+    included: bool = False
+
+
+class PricingSettings(_Section):
+    """``pricing``: price overrides keyed by a model-name substring (longest match wins)."""
+
+    models: dict[str, ModelPriceSettings] = Field(default_factory=dict)
+
+
+class StoreSettings(_Section):
+    """``store``: the session database (spec sessions-search.md; docs/sessions.md)."""
+
+    path: str | None = None
+    """Database file; default ``$PALIMPSEST_HOME/state.db``."""
+    fts_layout: Literal["inline", "external"] = "inline"
+    """``inline``: each full-text index keeps its own copy of the text (seed layout);
+    ``external``: the indexes read the text from ``messages`` (smaller file)."""
+
+
 class Settings(_Section):
     """All settings. Sections are added as components land; unknown keys are errors."""
 
@@ -109,6 +150,9 @@ class Settings(_Section):
     compression: CompressionSettings = Field(default_factory=CompressionSettings)
     model: ModelSettings = Field(default_factory=ModelSettings)
     auxiliary: AuxiliarySettings = Field(default_factory=AuxiliarySettings)
+    pricing: PricingSettings = Field(default_factory=PricingSettings)
+    memory: MemorySettings = Field(default_factory=MemorySettings)
+    store: StoreSettings = Field(default_factory=StoreSettings)
 
 
 def _error_key(err: dict[str, Any]) -> str:

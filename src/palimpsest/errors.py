@@ -172,10 +172,14 @@ class MemoryMatchError(MemoryToolError):
 
 
 class MemoryThreatError(MemoryToolError):
-    """Content was blocked by the threat scan; ``category`` names why."""
+    """Content was blocked by the threat scan; ``category`` names why.
 
-    def __init__(self, message: str, *, category: str) -> None:
+    ``pattern`` is the id of the rule that matched (``exfil_curl``) when there is one.
+    """
+
+    def __init__(self, message: str, *, category: str, pattern: str | None = None) -> None:
         self.category = category
+        self.pattern = pattern
         super().__init__(message)
 
 
@@ -190,6 +194,10 @@ class SummaryError(RunError):
 
 class ProviderError(RunError):
     """A model call failed. ``status_code`` and ``body`` are set when an HTTP answer came back."""
+
+    reason: str | None = None
+    """The classification the provider edge gave it (``context_overflow``, ``rate_limit``,
+    ``tool_message_malformed``, ...; see :mod:`palimpsest.providers.overflow`)."""
 
     def __init__(
         self,

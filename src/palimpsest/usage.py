@@ -4,14 +4,34 @@ Each provider names and nests its counters differently, and some include cached 
 the input total while others do not. ``CanonicalUsage`` holds disjoint buckets, so
 ``prompt_tokens`` (what the next request must carry, and what compression decisions use)
 and ``total_tokens`` are derived the same way for every provider.
+
+``normalize_usage`` reads the three shapes the library meets (Anthropic Messages, OpenAI
+Chat Completions, OpenAI Responses) from plain dicts or SDK objects alike, and never
+raises on odd values: a counter it cannot read counts as 0 (spec TK-10..TK-15).
 """
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Literal
 
-__all__ = ["CanonicalUsage"]
+__all__ = ["API_SHAPES", "ApiShape", "CanonicalUsage", "normalize_usage"]
+
+ApiShape = Literal["anthropic", "chat", "responses"]
+
+#: Accepted ``api_shape`` spellings -> canonical shape. The long names are the API modes
+#: hosts tend to use in config (``anthropic_messages``, ``chat_completions``, ...).
+API_SHAPES: dict[str, ApiShape] = {
+    "anthropic": "anthropic",
+    "anthropic_messages": "anthropic",
+    "messages": "anthropic",
+    "chat": "chat",
+    "chat_completions": "chat",
+    "openai": "chat",
+    "responses": "responses",
+    "codex_responses": "responses",
+}
 
 
 @dataclass(frozen=True)
@@ -54,3 +74,116 @@ class CanonicalUsage:
             "completion_tokens": self.output_tokens,
             "total_tokens": self.total_tokens,
         }
+
+    def to_dict(self) -> dict[str, int]:
+        """The buckets and derived totals as plain ints (for JSON, logs, the session store)."""
+        return {
+            "input_tokens": self.input_tokens,
+            "output_tokens": self.output_tokens,
+            "cache_read_tokens": self.cache_read_tokens,
+            "cache_write_tokens": self.cache_write_tokens,
+            "reasoning_tokens": self.reasoning_tokens,
+            "request_count": self.request_count,
+            "prompt_tokens": self.prompt_tokens,
+            "total_tokens": self.total_tokens,
+        }
+
+
+def _hop(obj: Any, name: str) -> Any:
+    """One path step: a mapping key or an attribute, whichever the object offers."""
+    if not obj:
+        return None
+    if isinstance(obj, Mapping):
+        return obj.get(name)
+    return getattr(obj, name, None)
+
+
+def _count(obj: Any, *path: str) -> int:
+    """The counter at ``path``; missing or falsy hops, junk and negatives all give 0 (TK-15)."""
+    value = obj
+    for name in path:
+        value = _hop(value, name)
+        if not value:
+            return 0
+    try:
+        return max(0, int(value or 0))
+    except (TypeError, ValueError, OverflowError):
+        return 0
+
+
+def _first(obj: Any, *paths: tuple[str, ...]) -> int:
+    """The first non-zero counter among candidate paths (TK-14)."""
+    for path in paths:
+        value = _count(obj, *path)
+        if value:
+            return value
+    return 0
+
+
+def _reasoning(raw: Any) -> int:
+    return _first(
+        raw,
+        ("output_tokens_details", "reasoning_tokens"),
+        ("completion_tokens_details", "reasoning_tokens"),
+    )
+
+
+def normalize_usage(raw: Any, api_shape: str = "chat") -> CanonicalUsage:
+    """Normalize a provider's usage object (dict or SDK object) into ``CanonicalUsage``.
+
+    ``api_shape`` is ``"anthropic"`` (input already excludes cache), ``"chat"`` (the
+    default; ``prompt_tokens`` includes cached tokens) or ``"responses"`` (``input_tokens``
+    includes cached tokens). ``None`` or an empty object gives all zeros with
+    ``request_count == 1``. The original object is kept as ``raw_usage``.
+    """
+    shape = API_SHAPES.get(api_shape.lower()) if isinstance(api_shape, str) else None
+    if shape is None:
+        known = ", ".join(sorted(set(API_SHAPES.values())))
+        raise ValueError(f"unknown usage api_shape {api_shape!r}; expected one of: {known}")
+    if not raw:
+        return CanonicalUsage(raw_usage=raw if raw is not None else None)
+
+    reasoning = _reasoning(raw)
+    if shape == "anthropic":
+        return CanonicalUsage(
+            input_tokens=_count(raw, "input_tokens"),
+            output_tokens=_count(raw, "output_tokens"),
+            cache_read_tokens=_count(raw, "cache_read_input_tokens"),
+            cache_write_tokens=_count(raw, "cache_creation_input_tokens"),
+            reasoning_tokens=reasoning,
+            raw_usage=raw,
+        )
+    if shape == "responses":
+        total_in = _count(raw, "input_tokens")
+        cache_read = _count(raw, "input_tokens_details", "cached_tokens")
+        cache_write = _first(
+            raw,
+            ("input_tokens_details", "cache_write_tokens"),
+            ("input_tokens_details", "cache_creation_tokens"),
+        )
+        output = _count(raw, "output_tokens")
+    else:
+        total_in = _first(raw, ("prompt_tokens",), ("input_tokens",))
+        cache_read = _first(
+            raw,
+            ("prompt_tokens_details", "cached_tokens"),
+            ("cache_read_input_tokens",),
+            ("prompt_cache_hit_tokens",),
+            ("cached_tokens",),
+        )
+        cache_write = _first(
+            raw,
+            ("prompt_tokens_details", "cache_write_tokens"),
+            ("prompt_tokens_details", "cache_creation_input_tokens"),
+            ("cache_creation_input_tokens",),
+            ("cache_write_tokens",),
+        )
+        output = _first(raw, ("completion_tokens",), ("output_tokens",))
+    return CanonicalUsage(
+        input_tokens=max(0, total_in - cache_read - cache_write),
+        output_tokens=output,
+        cache_read_tokens=cache_read,
+        cache_write_tokens=cache_write,
+        reasoning_tokens=reasoning,
+        raw_usage=raw,
+    )

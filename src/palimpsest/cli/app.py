@@ -8,6 +8,13 @@ from __future__ import annotations
 
 import typer
 
+from .compress import compress_command
+from .memory import memory_app
+from .sessions import sessions_app
+
+# 4b: `sessions search` registers itself on sessions_app; import its module here:
+# from . import sessions_search  # noqa: F401
+
 app = typer.Typer(
     name="palimpsest",
     help="Keep long-running LLM agent conversations inside their token budgets.",
@@ -15,6 +22,10 @@ app = typer.Typer(
     add_completion=False,
     pretty_exceptions_enable=False,
 )
+
+app.command("compress")(compress_command)
+app.add_typer(sessions_app, name="sessions")
+app.add_typer(memory_app, name="memory")
 
 
 def main() -> None:

@@ -22,21 +22,29 @@ from .content import (
     strip_internal_keys,
     tool_calls_of,
 )
+from .formats import FORMATS, detect_format, dump_transcript, load_transcript
+from .validate import VALID_ROLES, TranscriptProblem, transcript_problems, validate_transcript
 
 __all__ = [
+    "FORMATS",
     "IMAGE_PART_TYPES",
+    "VALID_ROLES",
     "ChatMessage",
     "Message",
     "ToolCall",
+    "TranscriptProblem",
     "append_text",
     "call_arguments",
     "call_id",
     "call_name",
     "content_text",
+    "detect_format",
+    "dump_transcript",
     "for_provider",
     "has_tool_calls",
     "is_image_part",
     "is_tool_result",
+    "load_transcript",
     "message_text",
     "parse_arguments",
     "prepend_text",
@@ -44,4 +52,6 @@ __all__ = [
     "role_of",
     "strip_internal_keys",
     "tool_calls_of",
+    "transcript_problems",
+    "validate_transcript",
 ]

@@ -67,10 +67,11 @@ def part_text(part: Any) -> str:
     """Text of one content part: a bare string, or a text-typed part's ``text``."""
     if isinstance(part, str):
         return part
-    if isinstance(part, Mapping):
-        if part.get("type") in TEXT_PART_TYPES or ("text" in part and "type" not in part):
-            text = part.get("text")
-            return text if isinstance(text, str) else ""
+    if isinstance(part, Mapping) and (
+        part.get("type") in TEXT_PART_TYPES or ("text" in part and "type" not in part)
+    ):
+        text = part.get("text")
+        return text if isinstance(text, str) else ""
     return ""
 
 
@@ -110,6 +111,11 @@ def render_content(content: Any) -> str:
         if text:
             out.append(text)
             continue
+        if isinstance(part, str) or (
+            isinstance(part, Mapping)
+            and (part.get("type") in TEXT_PART_TYPES or ("text" in part and "type" not in part))
+        ):
+            continue  # an empty text part is no attachment: it renders as nothing
         if is_image_part(part):
             url = _image_url(part)
             out.append(f"[image: {url}]" if url.startswith(("http://", "https://")) else "[image]")

@@ -1,0 +1,45 @@
+"""What every command shares: the stderr console and the one-line error exit.
+
+User mistakes print one line naming the fix and exit 2 without a traceback; failures of
+the run (a provider, the database) exit 1. Commands call :func:`fail` or wrap their body
+in :func:`handle_errors`.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Iterator
+from contextlib import contextmanager
+from typing import NoReturn
+
+import typer
+from rich.console import Console
+from rich.markup import escape
+
+from ..errors import PalimpsestError, UserError
+
+__all__ = ["USER_ERROR_EXIT", "err_console", "fail", "handle_errors"]
+
+USER_ERROR_EXIT = 2
+RUN_ERROR_EXIT = 1
+
+err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+def fail(message: str, code: int = USER_ERROR_EXIT) -> NoReturn:
+    """Print ``error: <message>`` on stderr and exit with ``code``."""
+    err_console.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False)
+    raise typer.Exit(code)
+
+
+@contextmanager
+def handle_errors() -> Iterator[None]:
+    """Turn palimpsest errors and file errors into one line and an exit code."""
+    try:
+        yield
+    except UserError as exc:
+        fail(str(exc), USER_ERROR_EXIT)
+    except PalimpsestError as exc:
+        fail(str(exc), RUN_ERROR_EXIT)
+    except OSError as exc:
+        where = f"{exc.filename}: " if exc.filename else ""
+        fail(f"{where}{exc.strerror or exc}", USER_ERROR_EXIT)

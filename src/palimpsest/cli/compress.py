@@ -1,0 +1,213 @@
+"""``palimpsest compress``: compact a transcript file the way an agent would mid-session.
+
+Reads any transcript format ``load_transcript`` knows, runs the configured compressor with
+the offline extractive summarizer, writes OpenAI-format JSON (stdout by default), and
+reports on stderr what happened, so the command composes in a pipeline.
+"""
+
+from __future__ import annotations
+
+import io
+import json
+import sys
+import time
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.table import Table
+
+from ..compaction.compressor import CompressionStats, ContextCompressor
+from ..compaction.feedback import summarize_manual_compression
+from ..config import Settings, load_settings
+from ..messages import dump_transcript, load_transcript, validate_transcript
+from ..tokens import ExactCounter, RoughCounter, TokenCounter
+from .common import err_console, fail, handle_errors
+
+__all__ = ["DEFAULT_CONTEXT_LENGTH", "compress_command"]
+
+DEFAULT_CONTEXT_LENGTH = 200_000
+"""Window assumed when neither ``--context-length`` nor ``model.context_length`` is set."""
+
+FORMATS = ("auto", "openai", "swe-agent", "mini-swe-agent", "claude-code", "codex")
+
+
+def _read_messages(source: str, fmt: str) -> list[dict[str, Any]]:
+    if source == "-":
+        messages = load_transcript(io.StringIO(sys.stdin.read()), format=fmt, path_hint="<stdin>")
+    else:
+        messages = load_transcript(Path(source), format=fmt)
+    validate_transcript(messages, path=source if source != "-" else "<stdin>")
+    return messages
+
+
+def _build(settings: Settings, context_length: int, threshold: float | None, counter: TokenCounter) -> ContextCompressor:
+    c = settings.compression
+    return ContextCompressor(
+        context_length,
+        threshold_percent=threshold if threshold is not None else c.threshold,
+        target_ratio=c.target_ratio,
+        protect_first_n=c.protect_first_n,
+        protect_last_n=c.protect_last_n,
+        token_counter=counter,
+        max_tokens=settings.model.max_tokens,
+        threshold_tokens_cap=c.threshold_tokens,
+        prune_style=c.prune_style,
+        summary_template=c.summary_template,
+        fallback_summary=c.fallback_summary,
+        orphan_call_policy=c.orphan_call_policy,
+        quiet_mode=True,
+    )
+
+
+def _report_dict(stats: CompressionStats, compressor: ContextCompressor, elapsed: float, counter: str) -> dict[str, Any]:
+    return {
+        "compressed": stats.compressed,
+        "reason": stats.reason,
+        "token_counter": counter,
+        "context_length": compressor.context_length,
+        "threshold_tokens": compressor.threshold_tokens,
+        "tail_token_budget": compressor.tail_token_budget,
+        "messages_before": stats.before_messages,
+        "messages_after": stats.after_messages,
+        "tokens_before": stats.before_tokens,
+        "tokens_after": stats.after_tokens,
+        "savings_pct": round(stats.savings_pct, 2),
+        "tool_results_pruned": stats.pruned_count,
+        "tool_calls_shrunk": stats.shrunk_calls,
+        "head_messages": stats.head_messages,
+        "middle_messages": stats.middle_messages,
+        "tail_messages": stats.tail_messages,
+        "summary_tokens": stats.summary_tokens,
+        "summary_budget": stats.summary_budget,
+        "summary_role": stats.summary_role,
+        "summary_merged": stats.summary_merged,
+        "fallback_used": stats.fallback_used,
+        "orphan_results_removed": stats.removed_orphan_results,
+        "stub_results_added": stats.stubbed_calls,
+        "seconds": round(elapsed, 4),
+    }
+
+
+def _print_report(report: dict[str, Any], headline: str, note: str | None, counter: str) -> None:
+    kind = "rough" if counter == "rough" else f"exact {counter}"
+    err_console.print(headline, highlight=False)
+    table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
+    table.add_column("")
+    table.add_column("before", justify="right")
+    table.add_column("after", justify="right")
+    table.add_row("messages", f"{report['messages_before']:,}", f"{report['messages_after']:,}")
+    table.add_row(
+        f"tokens ({kind})", f"{report['tokens_before']:,}", f"{report['tokens_after']:,}"
+    )
+    err_console.print(table)
+    if report["compressed"]:
+        err_console.print(
+            f"head {report['head_messages']} · middle {report['middle_messages']} (summarized)"
+            f" · tail {report['tail_messages']} messages; "
+            f"tool results pruned: {report['tool_results_pruned']}; "
+            f"summary: {report['summary_tokens']:,} tokens (budget {report['summary_budget']:,}), "
+            f"role {report['summary_role']}{' (merged)' if report['summary_merged'] else ''}"
+            f"{'; FALLBACK summary used' if report['fallback_used'] else ''}",
+            highlight=False,
+        )
+    if note:
+        err_console.print(note, highlight=False)
+    err_console.print(f"time: {report['seconds'] * 1000:.1f} ms", highlight=False)
+
+
+def compress_command(
+    input: Annotated[str, typer.Argument(help="Transcript file, or - for standard input.")],
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write the result here instead of stdout.")
+    ] = None,
+    context_length: Annotated[
+        int | None,
+        typer.Option(
+            "--context-length",
+            min=1,
+            help="Model window in tokens (default: model.context_length, else 200,000).",
+        ),
+    ] = None,
+    threshold: Annotated[
+        float | None,
+        typer.Option(
+            "--threshold", min=0.01, max=1.0, help="Compress at this fraction of the window."
+        ),
+    ] = None,
+    focus: Annotated[
+        str | None, typer.Option("--focus", help="Topic the summary should keep in detail.")
+    ] = None,
+    fmt: Annotated[
+        str, typer.Option("--format", help="Input format: " + ", ".join(FORMATS) + ".")
+    ] = "auto",
+    exact_tokens: Annotated[
+        bool, typer.Option("--exact-tokens", help="Count tokens exactly with o200k_base.")
+    ] = False,
+    report_path: Annotated[
+        Path | None, typer.Option("--report", help="Also write the report as JSON here.")
+    ] = None,
+    force: Annotated[
+        bool, typer.Option("--force", help="Compress even when under the threshold.")
+    ] = False,
+    config: Annotated[
+        Path | None, typer.Option("--config", help="Config file (default: $PALIMPSEST_HOME/config.yaml).")
+    ] = None,
+) -> None:
+    """Compress a transcript: prune old tool output, summarize the middle, keep head and tail."""
+    if fmt not in FORMATS:
+        fail(f"unknown --format {fmt!r}; choose one of: {', '.join(FORMATS)}")
+    with handle_errors():
+        settings = load_settings(config)
+        messages = _read_messages(input, fmt)
+        counter: TokenCounter = ExactCounter("o200k_base") if exact_tokens else RoughCounter()
+        window = context_length or settings.model.context_length or DEFAULT_CONTEXT_LENGTH
+        compressor = _build(settings, window, threshold, counter)
+        before_tokens = counter.count_messages(messages)
+
+        started = time.perf_counter()
+        if force or compressor.should_compress(before_tokens):
+            result = compressor.compress(messages, current_tokens=before_tokens, focus_topic=focus, force=force)
+            stats = compressor.last_stats
+        else:
+            result = messages
+            stats = CompressionStats(
+                before_messages=len(messages),
+                after_messages=len(messages),
+                before_tokens=before_tokens,
+                after_tokens=before_tokens,
+                reason="under threshold",
+            )
+        elapsed = time.perf_counter() - started
+
+        text = dump_transcript(result)
+        if output is None:
+            sys.stdout.write(text + ("" if text.endswith("\n") else "\n"))
+        else:
+            output.write_text(text + "\n", encoding="utf-8")
+
+        report = _report_dict(stats, compressor, elapsed, counter.name)
+        if stats.reason == "under threshold":
+            headline = (
+                f"No compression needed: ~{before_tokens:,} tokens is under the compaction "
+                f"threshold of {compressor.threshold_tokens:,} (context length {window:,}). "
+                "Use --force to compress anyway."
+            )
+            note = None
+        elif not stats.compressed:
+            headline = f"Nothing to compress ({stats.reason}); transcript written unchanged."
+            note = None
+        else:
+            feedback = summarize_manual_compression(
+                messages,
+                result,
+                stats.before_tokens,
+                stats.after_tokens,
+                fallback_used=stats.fallback_used,
+                dropped_count=compressor.last_summary_dropped_count or None,
+                failure_reason=compressor.last_summary_error,
+            )
+            headline, note = feedback["headline"], feedback["note"]
+        _print_report(report, headline, note, counter.name)
+        if report_path is not None:
+            report_path.write_text(json.dumps(report, indent=2) + "\n", encoding="utf-8")

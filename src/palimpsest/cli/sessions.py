@@ -1,0 +1,224 @@
+"""``palimpsest sessions``: look into the session store from the shell.
+
+A thin layer over :class:`~palimpsest.storage.sessions.SessionStore`: list conversations,
+show one, follow a compression chain to its tip, import and export transcripts, print the
+database path, and verify (or repair) the file. Session ids may be given as a unique
+prefix. An unknown id prints one line and exits 2. ``sessions search`` is registered onto
+:data:`sessions_app` by :mod:`.sessions_search`.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+from datetime import datetime
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+from rich.console import Console
+from rich.table import Table
+
+from ..config import load_settings
+from ..errors import SessionNotFoundError
+from ..messages import FORMATS, dump_transcript, render_content
+from ..storage.sessions import SessionStore, default_db_path
+from .common import err_console, handle_errors
+
+__all__ = ["open_store", "resolve_id", "sessions_app"]
+
+sessions_app = typer.Typer(
+    help="List, show, import, export and verify stored sessions.", no_args_is_help=True
+)
+
+console = Console(highlight=False, soft_wrap=True)
+
+JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+IdArgument = Annotated[str, typer.Argument(help="Session id (or a unique prefix of one).")]
+
+
+def db_path() -> Path:
+    """The store file the CLI uses: ``store.path`` from config, else ``<home>/state.db``."""
+    configured = load_settings().store.path
+    return Path(configured).expanduser() if configured else default_db_path()
+
+
+def open_store() -> SessionStore:
+    """The store at :func:`db_path`, in the configured full-text layout."""
+    return SessionStore(db_path(), fts_layout=load_settings().store.fts_layout)
+
+
+def resolve_id(store: SessionStore, session_id: str) -> str:
+    """The full id for ``session_id`` or a unique prefix; SessionNotFoundError otherwise."""
+    resolved = store.resolve_session_id(session_id)
+    if resolved is None:
+        raise SessionNotFoundError(session_id)
+    return resolved
+
+
+def _when(epoch: float | None) -> str:
+    return "" if epoch is None else datetime.fromtimestamp(epoch).strftime("%Y-%m-%d %H:%M")
+
+
+def _cost(value: float | None) -> str:
+    return "" if value is None else f"${value:.4f}"
+
+
+def _json(data: Any) -> None:
+    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+
+
+@sessions_app.command("list")
+def list_command(
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Rows to show.")] = 20,
+    offset: Annotated[int, typer.Option(min=0, help="Rows to skip.")] = 0,
+    source: Annotated[str | None, typer.Option(help="Only this platform.")] = None,
+    all_: Annotated[
+        bool, typer.Option("--all", help="Also list sub-agent and continuation sessions.")
+    ] = False,
+    as_json: JsonOption = False,
+) -> None:
+    """One row per conversation, newest first (compression chains shown as their tip)."""
+    with handle_errors(), open_store() as store:
+        found = store.list_sessions(limit, offset, source, include_children=all_)
+    if as_json:
+        _json(found)
+        return
+    if not found:
+        err_console.print("No sessions stored yet.")
+        return
+    table = Table("id", "title", "source", "msgs", "tokens", "cost", "started", "last active")
+    table.add_column("preview", overflow="fold")
+    for row in found:
+        chain = f" (+{row['chain_length'] - 1})" if row["chain_length"] > 1 else ""
+        table.add_row(
+            row["id"] + chain,
+            row["title"] or "",
+            row["source"],
+            str(row["message_count"] or 0),
+            f"{row['total_tokens']:,}",
+            _cost(row["estimated_cost_usd"]),
+            _when(row["started_at"]),
+            _when(row["last_active"]),
+            row["preview"],
+        )
+    console.print(table)
+
+
+@sessions_app.command("show")
+def show_command(
+    session_id: IdArgument,
+    as_json: JsonOption = False,
+    width: Annotated[int, typer.Option(help="Characters of each message to show.")] = 200,
+) -> None:
+    """A session's details and its messages."""
+    with handle_errors(), open_store() as store:
+        sid = resolve_id(store, session_id)
+        session = store.require_session(sid)
+        messages = store.get_messages(sid)
+        tip = store.get_compression_tip(sid)
+    if as_json:
+        _json({"session": session, "compression_tip": tip, "messages": messages})
+        return
+    info = Table(show_header=False, box=None)
+    for key in ("id", "title", "source", "model", "parent_session_id", "end_reason"):
+        if session.get(key) is not None:
+            info.add_row(key, str(session[key]))
+    info.add_row("started", _when(session["started_at"]))
+    if session["ended_at"] is not None:
+        info.add_row("ended", _when(session["ended_at"]))
+    tokens = f"{session['input_tokens']:,} in / {session['output_tokens']:,} out"
+    info.add_row("tokens", tokens)
+    info.add_row("cost", _cost(session["estimated_cost_usd"]) or "unknown")
+    if tip != sid:
+        info.add_row("continued in", tip)
+    console.print(info)
+    table = Table("#", "role", "content")
+    for index, message in enumerate(messages):
+        text = " ".join(render_content(message.get("content")).split())
+        calls = [c.get("function", {}).get("name", "?") for c in message.get("tool_calls") or []]
+        if calls:
+            text = f"[calls: {', '.join(calls)}] {text}"
+        if message.get("_compressed_summary"):
+            text = f"[context compacted] {text}"
+        cut = text[:width] + ("..." if len(text) > width else "")
+        table.add_row(str(index), str(message.get("role")), cut)
+    console.print(table)
+
+
+@sessions_app.command("tip")
+def tip_command(session_id: IdArgument) -> None:
+    """The latest compression continuation of a session (the id to resume)."""
+    with handle_errors(), open_store() as store:
+        tip = store.get_compression_tip(resolve_id(store, session_id))
+    typer.echo(tip)
+
+
+@sessions_app.command("import")
+def import_command(
+    file: Annotated[Path, typer.Argument(help="Transcript file to store.")],
+    format: Annotated[
+        str, typer.Option("--format", "-f", help=f"auto, {', '.join(FORMATS)}.")
+    ] = "auto",
+    source: Annotated[str, typer.Option(help="Platform recorded for the session.")] = "import",
+    title: Annotated[str | None, typer.Option(help="Title (default: the file name).")] = None,
+) -> None:
+    """Store a transcript file as a new, searchable session and print its id."""
+    with handle_errors(), open_store() as store:
+        sid = store.import_transcript(file, format=format, source=source, title=title)
+        count = store.message_count(sid)
+    err_console.print(f"imported {count} messages from {file}")
+    typer.echo(sid)
+
+
+@sessions_app.command("export")
+def export_command(
+    session_id: IdArgument,
+    output: Annotated[
+        Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
+    ] = None,
+    chain: Annotated[
+        bool, typer.Option("--chain", help="The whole compression chain's original messages.")
+    ] = False,
+) -> None:
+    """A session as an OpenAI-format JSON transcript."""
+    with handle_errors(), open_store() as store:
+        messages = store.export_session(resolve_id(store, session_id), chain=chain)
+        text = dump_transcript(messages) + "\n"
+        if output is None:
+            sys.stdout.write(text)
+        else:
+            output.write_text(text, encoding="utf-8")
+            err_console.print(f"wrote {len(messages)} messages to {output}")
+
+
+@sessions_app.command("path")
+def path_command() -> None:
+    """Print the database file's path (it may not exist yet)."""
+    with handle_errors():
+        typer.echo(str(db_path()))
+
+
+@sessions_app.command("verify")
+def verify_command(
+    repair: Annotated[
+        bool, typer.Option("--repair", help="Rebuild the full-text indexes from the messages.")
+    ] = False,
+) -> None:
+    """Check the database and its full-text indexes; exit 1 when a problem remains."""
+    with handle_errors(), open_store() as store:
+        problems = store.verify()
+        if problems and repair:
+            store.rebuild_fts()
+            err_console.print("rebuilt the full-text indexes")
+            problems = store.verify()
+        counts = (store.session_count(), store.message_count())
+    if problems:
+        for problem in problems:
+            err_console.print(f"problem: {problem}")
+        raise typer.Exit(1)
+    typer.echo(f"ok: {counts[0]} sessions, {counts[1]} messages, {store.path}")
+
+
+# `sessions search` lives in .sessions_search, which registers itself on sessions_app
+# (imported by cli/app.py so the command exists whenever the CLI is loaded).

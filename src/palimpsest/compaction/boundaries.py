@@ -1,0 +1,120 @@
+"""Phase 2: where the protected head ends and the protected tail begins.
+
+Which messages stay verbatim is decided by position and a token budget, never by a model.
+The alignment rules exist so that a cut never separates a tool call from its results (a
+split group either becomes an invalid request or silently loses the results), and so the
+newest user request and the last visible reply are never folded into the summary.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+from ..messages.content import content_text, role_of, tool_calls_of
+from ..tokens import message_budget_tokens
+from .markers import is_compaction_summary_message, is_real_user_message
+
+__all__ = [
+    "MIN_TAIL_MESSAGES",
+    "TAIL_SOFT_CEILING",
+    "align_backward",
+    "align_forward",
+    "find_tail_cut",
+]
+
+MIN_TAIL_MESSAGES = 3
+"""Hard minimum of messages kept in the tail (CC-47)."""
+
+TAIL_SOFT_CEILING = 1.5
+"""The tail may exceed its budget by this factor so one large message is not cut apart."""
+
+Messages = Sequence[dict[str, Any]]
+
+
+def align_forward(messages: Messages, idx: int) -> int:
+    """Advance ``idx`` past tool results so the span after it never starts on one (CC-46)."""
+    n = len(messages)
+    while idx < n and role_of(messages[idx]) == "tool":
+        idx += 1
+    return idx
+
+
+def align_backward(messages: Messages, idx: int) -> int:
+    """Pull a cut inside a tool group back before the assistant that opened it (CC-48)."""
+    if idx <= 0 or idx >= len(messages):
+        return idx
+    check = idx - 1
+    while check >= 0 and role_of(messages[check]) == "tool":
+        check -= 1
+    if check >= 0 and role_of(messages[check]) == "assistant" and tool_calls_of(messages[check]):
+        return check
+    return idx
+
+
+def _newest(messages: Messages, start: int, predicate: Any) -> int | None:
+    for i in range(len(messages) - 1, start - 1, -1):
+        if predicate(messages[i]):
+            return i
+    return None
+
+
+def _is_reply(message: dict[str, Any]) -> bool:
+    return role_of(message) == "assistant" and not is_compaction_summary_message(message)
+
+
+def _end_of_turn(messages: Messages, user_idx: int) -> int:
+    """Index just past a user message, the assistant answering it, and that one's results."""
+    n = len(messages)
+    idx = user_idx + 1
+    if idx < n and role_of(messages[idx]) == "assistant":
+        idx += 1
+        idx = align_forward(messages, idx)
+    return idx
+
+
+def find_tail_cut(messages: Messages, head_end: int, budget: int) -> int:
+    """The first index of the protected tail (CC-47 to CC-51, CC-56).
+
+    Walks backward accumulating per-message estimates up to 1.5x ``budget`` with a
+    minimum of three messages; then aligns so no tool group is split, keeps the newest
+    real user message and the last visible assistant reply in the tail, and never
+    returns less than ``head_end + 1``.
+    """
+    n = len(messages)
+    min_tail = min(MIN_TAIL_MESSAGES, n - head_end - 1) if n - head_end > 1 else 0
+    soft_ceiling = int(budget * TAIL_SOFT_CEILING)
+    acc = 0
+    cut = n
+    for i in range(n - 1, head_end - 1, -1):
+        tokens = message_budget_tokens(messages[i])
+        if acc + tokens > soft_ceiling and n - i >= min_tail:
+            break
+        acc += tokens
+        cut = i
+    fallback_cut = n - min_tail
+    cut = min(cut, fallback_cut)
+    if cut <= head_end:
+        cut = max(fallback_cut, head_end + 1)
+    cut = align_backward(messages, cut)
+
+    # The active task must never be lost into the summary (CC-49).
+    last_user = _newest(messages, head_end, is_real_user_message)
+    if last_user is not None and last_user < cut:
+        cut = max(last_user, head_end + 1)
+
+    # The final visible reply stays where the user can see it (CC-51).
+    last_reply = _newest(messages, head_end, lambda m: _is_reply(m) and content_text(m.get("content")).strip())
+    if last_reply is None:
+        last_reply = _newest(messages, head_end, _is_reply)
+    if last_reply is not None and last_reply < cut:
+        cut = max(align_backward(messages, last_reply), head_end + 1)
+
+    # A request sitting exactly at the head boundary cannot stay verbatim; summarize its
+    # whole completed exchange together rather than the request without its answer (CC-50).
+    if last_user is not None and last_user == head_end:
+        cut = max(cut, _end_of_turn(messages, last_user))
+
+    cut = max(cut, head_end + 1)
+    # A raised floor must not start the tail on a result whose call is summarized (CC-56).
+    return align_forward(messages, cut)

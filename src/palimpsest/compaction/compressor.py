@@ -1,0 +1,589 @@
+"""The built-in context engine: prune, cut, summarize, reassemble.
+
+``ContextCompressor.compress`` reads top-down as the four phases of the seed algorithm,
+each in its own module (``prune``, ``boundaries``, ``summary``, ``assemble``). This module
+keeps only what spans calls: thresholds, the usage the provider reported, the previous
+summary for iterative updates, and the guards that stop compaction from thrashing or from
+hammering a failing summary model.
+"""
+
+from __future__ import annotations
+
+import logging
+import re
+import time
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..summarizers.base import Summarizer, SummaryRequest, SupportsCooldown
+from ..summarizers.extractive import ExtractiveSummarizer
+from ..tokens import RoughCounter, TokenCounter
+from .assemble import assemble
+from .boundaries import MIN_TAIL_MESSAGES, align_forward, find_tail_cut
+from .engine import ContextEngine
+from .markers import (
+    SUMMARY_FLAG,
+    SUMMARY_USER_TURN_FLAG,
+    is_compaction_summary_message,
+    is_real_user_message,
+    split_summary_content,
+    strip_summary_prefix,
+    with_summary_prefix,
+)
+from .memory_context import memory_context_block
+from .prune import prune_tool_results
+from .redact import redact
+from .summary import compute_summary_budget, render_summary_prompt, serialize_turns
+from .thresholds import compute_thresholds
+
+__all__ = ["CompressionStats", "ContextCompressor"]
+
+logger = logging.getLogger("palimpsest.compaction")
+
+INEFFECTIVE_SAVINGS_PCT = 10.0
+"""A compaction saving less than this share of tokens counts as ineffective (CC-17)."""
+
+MAX_INEFFECTIVE = 2
+"""This many ineffective compactions in a row block automatic ones (CC-17, CC-23)."""
+
+SUMMARY_FAILURE_COOLDOWN = 60.0
+"""Seconds without summary calls after a summarizer without its own cooldown fails (CC-82)."""
+
+PRESSURE_WARNING_RATIO = 0.85
+AWAITING_REAL_USAGE = -1
+"""``last_prompt_tokens`` after a compaction, until the provider reports the new size (CC-20)."""
+
+_THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>\s*", re.DOTALL | re.IGNORECASE)
+
+
+@dataclass
+class CompressionStats:
+    """What the last ``compress`` call did, for reports and user feedback."""
+
+    before_messages: int = 0
+    after_messages: int = 0
+    before_tokens: int = 0
+    after_tokens: int = 0
+    pruned_count: int = 0
+    shrunk_calls: int = 0
+    head_messages: int = 0
+    middle_messages: int = 0
+    tail_messages: int = 0
+    summary_tokens: int = 0
+    summary_budget: int = 0
+    summary_role: str | None = None
+    summary_merged: bool = False
+    fallback_used: bool = False
+    removed_orphan_results: int = 0
+    stubbed_calls: int = 0
+    compressed: bool = False
+    reason: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def savings_pct(self) -> float:
+        if not self.before_tokens:
+            return 0.0
+        return (self.before_tokens - self.after_tokens) / self.before_tokens * 100
+
+
+class ContextCompressor(ContextEngine):
+    """The default engine: summarize the middle of a conversation, keep head and tail.
+
+    ``summarizer`` defaults to :class:`ExtractiveSummarizer` (deterministic, offline). Any
+    object with ``summarize(request) -> str`` works; an LLM summarizer comes from
+    :mod:`palimpsest.summarizers.llm`. ``token_counter`` measures whole message lists for
+    the savings check and preflight; tail walks always use the per-message chars/4 rule.
+    """
+
+    def __init__(
+        self,
+        context_length: int,
+        summarizer: Summarizer | None = None,
+        threshold_percent: float = 0.5,
+        target_ratio: float = 0.2,
+        protect_first_n: int = 3,
+        protect_last_n: int = 20,
+        token_counter: TokenCounter | None = None,
+        *,
+        model: str = "",
+        max_tokens: int | None = None,
+        threshold_tokens_cap: int | None = None,
+        prune_style: Literal["summary", "placeholder"] = "summary",
+        summary_template: Literal["handoff", "classic"] = "handoff",
+        fallback_summary: Literal["static", "deterministic"] = "deterministic",
+        orphan_call_policy: Literal["stub", "strip"] = "stub",
+        quiet_mode: bool = False,
+        status_callback: Callable[[str], None] | None = None,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if isinstance(context_length, bool) or not isinstance(context_length, int):
+            raise TypeError("context_length must be an int (tokens)")
+        if context_length <= 0:
+            raise ValueError(f"context_length must be positive, got {context_length}")
+        if not 0 < threshold_percent <= 1:
+            raise ValueError(f"threshold_percent must be in (0, 1], got {threshold_percent}")
+        if protect_first_n < 0 or protect_last_n < 1:
+            raise ValueError("protect_first_n must be >= 0 and protect_last_n >= 1")
+        self.summarizer: Summarizer = summarizer or ExtractiveSummarizer()
+        self.token_counter: TokenCounter = token_counter or RoughCounter()
+        self.threshold_percent = threshold_percent
+        self.summary_target_ratio = target_ratio
+        self.protect_first_n = protect_first_n
+        self.protect_last_n = protect_last_n
+        self.model = model
+        self.max_tokens = max_tokens
+        self.threshold_tokens_cap = threshold_tokens_cap
+        self.prune_style: Literal["summary", "placeholder"] = prune_style
+        self.summary_template: Literal["handoff", "classic"] = summary_template
+        self.fallback_summary: Literal["static", "deterministic"] = fallback_summary
+        self.orphan_call_policy: Literal["stub", "strip"] = orphan_call_policy
+        self.quiet_mode = quiet_mode
+        self.status_callback = status_callback
+        self._clock = clock
+        self.context_length = context_length
+        self._recompute_thresholds()
+        self._reset_session_state()
+
+    # -- identity and thresholds ---------------------------------------------------------
+
+    @property
+    def name(self) -> str:
+        return "compressor"
+
+    def _recompute_thresholds(self) -> None:
+        t = compute_thresholds(
+            self.context_length,
+            self.threshold_percent,
+            self.summary_target_ratio,
+            max_tokens=self.max_tokens,
+            threshold_cap=self.threshold_tokens_cap,
+        )
+        self.threshold_tokens = t.threshold_tokens
+        self.tail_token_budget = t.tail_token_budget
+        self.max_summary_tokens = t.max_summary_tokens
+
+    def _reset_session_state(self) -> None:
+        """Forget everything that belongs to one conversation (CE-10)."""
+        self.last_prompt_tokens = 0
+        self.last_completion_tokens = 0
+        self.last_total_tokens = 0
+        self.compression_count = 0
+        self.previous_summary: str | None = None
+        self.ineffective_compression_count = 0
+        self.fallback_streak = 0
+        self.summary_failure_cooldown_until = 0.0
+        self.summary_failure_error: str | None = None
+        self.awaiting_real_usage = False
+        self.pressure_warning_active = False
+        self.last_stats = CompressionStats()
+        self._reset_call_fields()
+
+    def _reset_call_fields(self) -> None:
+        self.last_summary_dropped_count = 0
+        self.last_summary_fallback_used = False
+        self.last_summary_error: str | None = None
+
+    def update_model(
+        self,
+        model: str,
+        context_length: int,
+        base_url: str = "",
+        api_key: str = "",
+        provider: str = "",
+        api_mode: str = "",
+        max_tokens: int | None = None,
+    ) -> None:
+        """Adopt a new model's window; a new model also gets a clean failure record (CC-12, CC-13)."""
+        changed = model != self.model
+        self.model = model
+        self.context_length = context_length
+        if max_tokens is not None:
+            self.max_tokens = max_tokens
+        self._recompute_thresholds()
+        self.last_prompt_tokens = 0
+        self.last_completion_tokens = 0
+        self.last_total_tokens = 0
+        self.awaiting_real_usage = False
+        self.ineffective_compression_count = 0
+        if changed:
+            self.fallback_streak = 0
+            self._clear_cooldown()
+
+    # -- usage and the trigger -----------------------------------------------------------
+
+    def update_from_response(self, usage: dict[str, Any]) -> None:
+        """Record normalized usage; missing fields count as 0 (CC-14)."""
+        prompt = int(usage.get("prompt_tokens", 0) or 0)
+        completion = int(usage.get("completion_tokens", 0) or 0)
+        self.last_prompt_tokens = prompt
+        self.last_completion_tokens = completion
+        self.last_total_tokens = int(usage.get("total_tokens", prompt + completion) or 0)
+        self.awaiting_real_usage = False
+        if prompt < self.threshold_tokens:
+            self.ineffective_compression_count = 0  # CC-21: real usage fits again
+
+    def cooldown_remaining(self) -> float:
+        """Seconds until summaries may be attempted again (own or the summarizer's)."""
+        own = max(0.0, self.summary_failure_cooldown_until - self._clock())
+        theirs = 0.0
+        if isinstance(self.summarizer, SupportsCooldown):
+            theirs = max(0.0, float(self.summarizer.cooldown_remaining()))
+        return max(own, theirs)
+
+    def _clear_cooldown(self) -> None:
+        self.summary_failure_cooldown_until = 0.0
+        self.summary_failure_error = None
+        if isinstance(self.summarizer, SupportsCooldown):
+            self.summarizer.reset_cooldown()
+
+    def should_compress_info(self, prompt_tokens: int | None = None) -> tuple[bool, str | None]:
+        """``(fire, reason_blocked)``: reason is ``cooldown:<s>`` or ``ineffective`` (CC-18)."""
+        if prompt_tokens is None:
+            if self.awaiting_real_usage:
+                return False, None
+            tokens = self.last_prompt_tokens
+        else:
+            tokens = prompt_tokens
+        if tokens < self.threshold_tokens:
+            return False, None
+        remaining = self.cooldown_remaining()
+        if remaining > 0:
+            return False, f"cooldown:{int(remaining)}"
+        if (
+            self.ineffective_compression_count >= MAX_INEFFECTIVE
+            or self.fallback_streak >= MAX_INEFFECTIVE
+        ):
+            if not self.quiet_mode:
+                logger.warning(
+                    "Compression skipped: the last %d compressions each saved less than "
+                    "10%%. Consider /new to start a fresh session, or /compress <topic> "
+                    "for a focused compression.",
+                    self.ineffective_compression_count,
+                )
+            return False, "ineffective"
+        return True, None
+
+    def should_compress(self, prompt_tokens: int | None = None) -> bool:
+        return self.should_compress_info(prompt_tokens)[0]
+
+    def should_compress_preflight(self, messages: list[dict[str, Any]]) -> bool:
+        return self.token_counter.count_messages(messages) >= self.threshold_tokens
+
+    def has_content_to_compress(self, messages: list[dict[str, Any]]) -> bool:
+        if len(messages) <= self._min_messages():
+            return False
+        start = align_forward(messages, self.protect_first_n)
+        if start >= len(messages):
+            return False
+        return start < find_tail_cut(messages, start, self.tail_token_budget)
+
+    def check_pressure(self, prompt_tokens: int | None = None) -> str | None:
+        """Warn once when prompt tokens reach 85% of the threshold (CC-118).
+
+        The warning goes to the status callback and the log, never into messages.
+        """
+        tokens = self.last_prompt_tokens if prompt_tokens is None else prompt_tokens
+        warn_at = int(self.threshold_tokens * PRESSURE_WARNING_RATIO)
+        if tokens < warn_at:
+            self.pressure_warning_active = False
+            return None
+        if tokens >= self.threshold_tokens or self.pressure_warning_active:
+            return None
+        self.pressure_warning_active = True
+        pct = int(tokens / self.threshold_tokens * 100)
+        text = (
+            f"⚠️ Context is {pct}% to compaction threshold "
+            f"({tokens:,}/{self.threshold_tokens:,} tokens)"
+        )
+        self._status(text)
+        return text
+
+    def _status(self, text: str) -> None:
+        if self.status_callback is not None:
+            self.status_callback(text)
+        elif not self.quiet_mode:
+            logger.info("%s", text)
+
+    # -- the pipeline ----------------------------------------------------------------------
+
+    def _min_messages(self) -> int:
+        return self.protect_first_n + MIN_TAIL_MESSAGES + 1
+
+    def _count(self, messages: Sequence[dict[str, Any]]) -> int:
+        return self.token_counter.count_messages(messages)
+
+    def compress(
+        self,
+        messages: list[dict[str, Any]],
+        current_tokens: int | None = None,
+        focus_topic: str | None = None,
+        *,
+        force: bool = False,
+        memory_context: str = "",
+    ) -> list[dict[str, Any]]:
+        """Return a new, shorter, valid message list; ``messages`` is never modified.
+
+        ``force`` marks a user-requested compression: it clears the anti-thrashing count
+        and any summary cooldown first. ``memory_context`` is text from memory providers'
+        pre-compression hooks, passed to the summarizer as source material only.
+        """
+        self._reset_call_fields()
+        if force:
+            self.ineffective_compression_count = 0
+            self.fallback_streak = 0
+            self._clear_cooldown()
+        source = list(messages)
+        stats = CompressionStats(before_messages=len(source), before_tokens=self._count(source))
+        self.last_stats = stats
+
+        if len(source) <= self._min_messages():
+            if not self.quiet_mode:
+                logger.warning(
+                    "Cannot compress: only %d messages (need > %d)",
+                    len(source),
+                    self._min_messages(),
+                )
+            return self._no_op(source, stats, "too few messages")
+
+        # Phase 1: prune old tool output.
+        pruned = prune_tool_results(
+            source,
+            protect_last_n=self.protect_last_n,
+            tail_token_budget=self.tail_token_budget,
+            style=self.prune_style,
+        )
+        work = pruned.messages
+        stats.pruned_count = pruned.pruned_count
+        stats.shrunk_calls = pruned.shrunk_calls
+
+        # Phase 2: boundaries.
+        start = align_forward(work, self.protect_first_n)
+        end = find_tail_cut(work, start, self.tail_token_budget) if start < len(work) else start
+        if start >= end:
+            return self._no_op(work, stats, "nothing between head and tail")
+        turns, earlier = self._turns_to_summarize(work, start, end)
+        if not turns:
+            return self._no_op(work, stats, "only an earlier summary to compress")
+        stats.head_messages, stats.middle_messages = start, end - start
+        stats.tail_messages = len(work) - end
+        if not self.quiet_mode:
+            logger.info(
+                "Compressing turns %d-%d (%d messages), keeping %d head + %d tail; "
+                "%d tokens against a %d threshold (window %d)",
+                start + 1,
+                end,
+                end - start,
+                start,
+                len(work) - end,
+                current_tokens or max(self.last_prompt_tokens, 0) or stats.before_tokens,
+                self.threshold_tokens,
+                self.context_length,
+            )
+
+        # Phase 3: summary.
+        request = self._summary_request(turns, earlier, focus_topic, memory_context)
+        stats.summary_budget = request.budget_tokens
+        body = self._generate_summary(request)
+        if body is None:
+            body = self._fallback_summary(request, end - start)
+            stats.fallback_used = True
+
+        # Phase 4: assembly.
+        assembly = assemble(
+            work[:start],
+            with_summary_prefix(body),
+            work[end:],
+            first_compaction=True,
+            has_user_turn=request.has_user_turn,
+            orphan_call_policy=self.orphan_call_policy,
+        )
+        result = assembly.messages
+        self.compression_count += 1
+        stats.compressed = True
+        stats.summary_role = assembly.summary_role
+        stats.summary_merged = assembly.merged
+        stats.summary_tokens = self.token_counter.count_text(body)
+        stats.removed_orphan_results = assembly.sanitize.removed_results
+        stats.stubbed_calls = assembly.sanitize.stubbed_calls
+        self._after_compaction(result, stats)
+        return result
+
+    def _no_op(
+        self, messages: Sequence[dict[str, Any]], stats: CompressionStats, reason: str
+    ) -> list[dict[str, Any]]:
+        """A pass that summarized nothing still counts as ineffective (CC-19)."""
+        self.ineffective_compression_count += 1
+        result = [dict(m) for m in messages]
+        stats.reason = reason
+        stats.after_messages = len(result)
+        stats.after_tokens = self._count(result)
+        return result
+
+    def _turns_to_summarize(
+        self, work: list[dict[str, Any]], start: int, end: int
+    ) -> tuple[list[dict[str, Any]], list[str]]:
+        """The middle without earlier summaries, and those summaries' bodies (CC-110, CC-111).
+
+        An earlier summary travels as PREVIOUS SUMMARY, so it is not summarized again as a
+        turn; a summary merged into a message is unwrapped back to that message's content.
+        """
+        if self.previous_summary and not any(is_compaction_summary_message(m) for m in work):
+            self.previous_summary = None  # carried over from an unrelated conversation
+        turns: list[dict[str, Any]] = []
+        earlier: list[str] = []
+        for message in work[start:end]:
+            if not is_compaction_summary_message(message):
+                turns.append(message)
+                continue
+            body, original = split_summary_content(message)
+            if body:
+                earlier.append(body)
+            if original is not None:
+                plain = {
+                    k: v
+                    for k, v in message.items()
+                    if k not in (SUMMARY_FLAG, SUMMARY_USER_TURN_FLAG)
+                }
+                plain["content"] = original
+                turns.append(plain)
+        if earlier and not self.previous_summary:
+            self.previous_summary = "\n\n".join(earlier)  # rehydrate after a restart
+        return turns, earlier
+
+    def _summary_request(
+        self,
+        turns: list[dict[str, Any]],
+        earlier: list[str],
+        focus_topic: str | None,
+        memory_context: str,
+    ) -> SummaryRequest:
+        budget = compute_summary_budget(turns, self.max_summary_tokens)
+        has_user = any(is_real_user_message(m) for m in turns) or bool(earlier)
+        previous = redact(self.previous_summary) if self.previous_summary else None
+        focus = redact(focus_topic) if focus_topic else None
+        prompt = render_summary_prompt(
+            serialize_turns(turns),
+            budget=budget,
+            previous_summary=previous,
+            focus_topic=focus,
+            template=self.summary_template,
+        )
+        if memory_context:
+            prompt = f"{prompt}\n\n{memory_context_block(memory_context)}"
+        return SummaryRequest(
+            turns=turns,
+            previous_summary=previous,
+            focus_topic=focus,
+            budget_tokens=budget,
+            prompt=prompt,
+            template=self.summary_template,
+            has_user_turn=has_user,
+        )
+
+    def _generate_summary(self, request: SummaryRequest) -> str | None:
+        """The summarizer's body, cleaned and redacted; ``None`` on failure (CC-76 to CC-82)."""
+        remaining = self.cooldown_remaining()
+        if remaining > 0:
+            self.last_summary_error = f"summary cooldown ({int(remaining)}s remaining)"
+            return None
+        try:
+            raw = self.summarizer.summarize(request)
+        except Exception as exc:  # any summarizer failure takes the fallback path
+            self.last_summary_error = redact(f"{type(exc).__name__}: {exc}")
+            if not isinstance(self.summarizer, SupportsCooldown):
+                self.summary_failure_cooldown_until = self._clock() + SUMMARY_FAILURE_COOLDOWN
+                self.summary_failure_error = self.last_summary_error
+            if not self.quiet_mode:
+                logger.warning("Summary generation failed: %s", self.last_summary_error)
+            return None
+        text = str(raw) if raw else ""
+        body = strip_summary_prefix(_THINK_BLOCK.sub("", text))
+        if not body.strip():
+            self.last_summary_error = "the summarizer returned an empty summary"
+            return None
+        body = redact(body)
+        self.previous_summary = body
+        self.fallback_streak = 0
+        return body
+
+    def _fallback_summary(self, request: SummaryRequest, dropped: int) -> str:
+        """Never drop the middle silently: a rule-based summary, or the static marker (CC-85, CC-86)."""
+        self.last_summary_fallback_used = True
+        self.last_summary_dropped_count = dropped
+        self.fallback_streak += 1
+        reason = self.last_summary_error or "unknown error"
+        if self.fallback_summary == "deterministic":
+            try:
+                body = ExtractiveSummarizer().summarize(request)
+            except Exception as exc:
+                reason = f"{reason}; rule-based recovery also failed: {exc}"
+            else:
+                note = (
+                    f"The summary model failed ({reason}); the {dropped} compacted message(s) "
+                    "are covered only by this rule-based recovery."
+                )
+                body = redact(_add_to_section(body, "## Critical Context", note))
+                self.previous_summary = body
+                return body
+        return (
+            f"No summary could be produced this time ({redact(reason)}). {dropped} message(s) "
+            "were removed to free context space and are not summarized; they held earlier "
+            "work from this same session. Continue from the recent messages below and from "
+            "the current state of files and other resources."
+        )
+
+    def _after_compaction(self, result: list[dict[str, Any]], stats: CompressionStats) -> None:
+        stats.after_messages = len(result)
+        stats.after_tokens = self._count(result)
+        stats.fallback_used = stats.fallback_used or self.last_summary_fallback_used
+        if stats.savings_pct < INEFFECTIVE_SAVINGS_PCT:
+            self.ineffective_compression_count += 1
+        else:
+            self.ineffective_compression_count = 0
+        self.last_prompt_tokens = AWAITING_REAL_USAGE
+        self.awaiting_real_usage = True
+        if stats.after_tokens < int(self.threshold_tokens * PRESSURE_WARNING_RATIO):
+            self.pressure_warning_active = False
+        if not self.quiet_mode:
+            logger.info(
+                "Compressed %d -> %d messages (~%d tokens saved)",
+                stats.before_messages,
+                stats.after_messages,
+                stats.before_tokens - stats.after_tokens,
+            )
+        if self.compression_count >= 2:
+            self._status(
+                f"Session compressed {self.compression_count} times — accuracy may degrade. "
+                "Consider /new to start fresh."
+            )
+
+    # -- lifecycle ---------------------------------------------------------------------
+
+    def on_session_reset(self) -> None:
+        self._reset_session_state()
+
+    def on_session_end(self, session_id: str, messages: list[dict[str, Any]]) -> None:
+        self._reset_session_state()
+
+    def get_status(self) -> dict[str, Any]:
+        status = super().get_status()
+        status.update(
+            tail_token_budget=self.tail_token_budget,
+            max_summary_tokens=self.max_summary_tokens,
+            ineffective_compression_count=self.ineffective_compression_count,
+            fallback_streak=self.fallback_streak,
+            cooldown_remaining=self.cooldown_remaining(),
+        )
+        return status
+
+
+def _add_to_section(body: str, heading: str, note: str) -> str:
+    """Insert ``note`` as the first line under ``heading``, adding the section if missing."""
+    lines = body.split("\n")
+    for i, line in enumerate(lines):
+        if line.strip() == heading:
+            return "\n".join([*lines[: i + 1], note, *lines[i + 1 :]])
+    return f"{body.rstrip()}\n\n{heading}\n{note}"
+

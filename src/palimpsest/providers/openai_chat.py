@@ -1,0 +1,304 @@
+"""Any OpenAI-compatible Chat Completions endpoint through the official ``openai`` SDK.
+
+One class serves OpenAI, OpenRouter, vLLM, llama.cpp's ``llama-server`` and Ollama: they
+differ only in ``base_url``, key and model name. Messages leave the process without the
+library's ``_``-prefixed keys; Claude models behind OpenRouter get Anthropic
+``cache_control`` breakpoints (spec TK-41). With ``stream=True`` the reply is streamed
+and accumulated (text, tool-call deltas and the final usage chunk) into the same
+:class:`~palimpsest.providers.base.Completion` a plain call returns. SDK exceptions are
+translated at this edge into :mod:`palimpsest.errors` (see
+:mod:`palimpsest.providers.retry`).
+
+The module is named ``openai_chat`` so that ``import openai`` inside it means the SDK.
+"""
+
+from __future__ import annotations
+
+import importlib
+import os
+from collections.abc import Iterable, Mapping, Sequence
+from typing import Any
+
+from ..errors import ConfigError, MissingDependencyError
+from ..messages import for_provider
+from ..tokens import estimate_request_tokens_rough
+from ..usage import normalize_usage
+from .base import Completion
+from .caching import apply_anthropic_cache_control, caching_enabled, effective_cache_ttl
+from .retry import RequestInfo, translating
+
+__all__ = ["OPENAI_ERRORS", "OpenAIChatModel"]
+
+OPENAI_ERRORS: dict[str, str] = {
+    "OpenAIError": "generic",
+    "APIError": "generic",
+    "APIStatusError": "status",
+    "APIResponseValidationError": "response",
+    "APIConnectionError": "connection",
+    "APITimeoutError": "timeout",
+    "BadRequestError": "status",
+    "AuthenticationError": "status",
+    "OAuthError": "status",
+    "PermissionDeniedError": "status",
+    "NotFoundError": "status",
+    "ConflictError": "status",
+    "UnprocessableEntityError": "status",
+    "RateLimitError": "status",
+    "InternalServerError": "status",
+    "LengthFinishReasonError": "generic",
+    "ContentFilterFinishReasonError": "generic",
+    "InvalidWebhookSignatureError": "generic",
+    "SubjectTokenProviderError": "auth",
+    "WebSocketConnectionClosedError": "connection",
+    "WebSocketQueueFullError": "generic",
+}
+"""Every exception class the ``openai`` SDK exports -> how the edge reads it."""
+
+
+def _sdk() -> Any:
+    try:
+        return importlib.import_module("openai")
+    except ImportError as exc:
+        raise MissingDependencyError("openai", "openai") from exc
+
+
+def _get(obj: Any, key: str) -> Any:
+    if isinstance(obj, Mapping):
+        return obj.get(key)
+    return getattr(obj, key, None)
+
+
+class OpenAIChatModel:
+    """A :class:`~palimpsest.providers.base.ChatModel` over the Chat Completions API.
+
+    ``provider`` names the route (``openai``, ``openrouter``, ``vllm``, ...) in errors and
+    decides prompt caching together with the model name (``prompt_caching=None`` means
+    automatic). ``max_tokens`` is sent as ``max_completion_tokens`` to OpenAI itself and
+    as ``max_tokens`` elsewhere unless ``max_tokens_param`` says otherwise.
+    ``threshold_tokens`` and ``context_length`` let error classification apply the
+    server-disconnect rule and recognise a bare 400 on an oversized request.
+    """
+
+    def __init__(
+        self,
+        model: str,
+        *,
+        base_url: str | None = None,
+        api_key: str | None = None,
+        timeout: float | None = None,
+        max_retries: int = 2,
+        provider: str = "openai",
+        prompt_caching: bool | None = None,
+        cache_ttl: str | None = "5m",
+        max_tokens_param: str | None = None,
+        default_options: Mapping[str, Any] | None = None,
+        threshold_tokens: int | None = None,
+        context_length: int | None = None,
+        default_headers: Mapping[str, str] | None = None,
+    ) -> None:
+        self.model = model
+        self.provider = provider
+        self.base_url = base_url
+        self.timeout = timeout
+        self.max_retries = max_retries
+        self.threshold_tokens = threshold_tokens
+        self.context_length = context_length
+        self.default_options = dict(default_options or {})
+        if prompt_caching is None:
+            prompt_caching = caching_enabled(model, provider, base_url)
+        self.prompt_caching = prompt_caching
+        self.cache_ttl = effective_cache_ttl(
+            cache_ttl, model=model, provider=provider, base_url=base_url
+        )
+        if max_tokens_param is None:
+            official = provider == "openai" and base_url is None
+            max_tokens_param = "max_completion_tokens" if official else "max_tokens"
+        self.max_tokens_param = max_tokens_param
+        key = api_key or os.environ.get("OPENAI_API_KEY")
+        if not key:
+            if base_url is None:
+                raise ConfigError(
+                    "no OpenAI API key: set OPENAI_API_KEY or pass api_key=",
+                    key="OPENAI_API_KEY",
+                )
+            key = "not-needed"  # local servers (llama.cpp, vLLM, Ollama) ignore the key
+        self._api_key = key
+        self._headers = dict(default_headers or {})
+        self._client: Any = None
+        self._async_client: Any = None
+        _sdk()  # fail at construction, not at the first call, when the extra is missing
+
+    def __repr__(self) -> str:
+        return f"OpenAIChatModel(model={self.model!r}, provider={self.provider!r})"
+
+    def _client_kwargs(self) -> dict[str, Any]:
+        kwargs: dict[str, Any] = {"api_key": self._api_key, "max_retries": self.max_retries}
+        if self.base_url is not None:
+            kwargs["base_url"] = self.base_url
+        if self.timeout is not None:
+            kwargs["timeout"] = self.timeout
+        if self._headers:
+            kwargs["default_headers"] = self._headers
+        return kwargs
+
+    @property
+    def client(self) -> Any:
+        """The ``openai.OpenAI`` client, created on first use."""
+        if self._client is None:
+            self._client = _sdk().OpenAI(**self._client_kwargs())
+        return self._client
+
+    @property
+    def async_client(self) -> Any:
+        """The ``openai.AsyncOpenAI`` client, created on first use."""
+        if self._async_client is None:
+            self._async_client = _sdk().AsyncOpenAI(**self._client_kwargs())
+        return self._async_client
+
+    def build_request(
+        self,
+        messages: Sequence[Mapping[str, Any]],
+        tools: Sequence[Mapping[str, Any]] | None,
+        max_tokens: int | None,
+        options: Mapping[str, Any],
+    ) -> dict[str, Any]:
+        """The keyword arguments for ``chat.completions.create`` (no I/O)."""
+        msgs: list[dict[str, Any]] = for_provider(messages)
+        if self.prompt_caching:
+            msgs = apply_anthropic_cache_control(msgs, self.cache_ttl, native_anthropic=False)
+        request: dict[str, Any] = {"model": self.model, "messages": msgs}
+        request.update(self.default_options)
+        request.update(options)
+        if tools:
+            request["tools"] = [dict(t) for t in tools]
+        if max_tokens is not None:
+            request[self.max_tokens_param] = max_tokens
+        return request
+
+    def _info(self, request: Mapping[str, Any], max_tokens: int | None) -> RequestInfo:
+        approx = None
+        if self.threshold_tokens is not None or self.context_length is not None:
+            approx = estimate_request_tokens_rough(request["messages"], tools=request.get("tools"))
+        return RequestInfo(
+            provider=self.provider,
+            model=self.model,
+            max_tokens=max_tokens,
+            approx_tokens=approx,
+            threshold_tokens=self.threshold_tokens,
+            context_length=self.context_length,
+        )
+
+    def complete(
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]] | None = None,
+        max_tokens: int | None = None,
+        **options: Any,
+    ) -> Completion:
+        stream = bool(options.pop("stream", False))
+        request = self.build_request(messages, tools, max_tokens, options)
+        with translating(OPENAI_ERRORS, "openai", self._info(request, max_tokens)):
+            if stream:
+                chunks = self.client.chat.completions.create(
+                    **request, stream=True, stream_options={"include_usage": True}
+                )
+                return completion_from_chunks(chunks)
+            response = self.client.chat.completions.create(**request)
+        return completion_from_response(response)
+
+    async def acomplete(
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]] | None = None,
+        max_tokens: int | None = None,
+        **options: Any,
+    ) -> Completion:
+        stream = bool(options.pop("stream", False))
+        request = self.build_request(messages, tools, max_tokens, options)
+        with translating(OPENAI_ERRORS, "openai", self._info(request, max_tokens)):
+            if stream:
+                chunks = await self.async_client.chat.completions.create(
+                    **request, stream=True, stream_options={"include_usage": True}
+                )
+                collected = [chunk async for chunk in chunks]
+                return completion_from_chunks(collected)
+            response = await self.async_client.chat.completions.create(**request)
+        return completion_from_response(response)
+
+
+def _tool_call_dict(call: Any) -> dict[str, Any]:
+    fn = _get(call, "function")
+    return {
+        "id": str(_get(call, "id") or ""),
+        "type": "function",
+        "function": {
+            "name": str(_get(fn, "name") or ""),
+            "arguments": str(_get(fn, "arguments") or ""),
+        },
+    }
+
+
+def completion_from_response(response: Any) -> Completion:
+    """A :class:`Completion` from a ``ChatCompletion`` (SDK object or dict)."""
+    choices = _get(response, "choices") or []
+    choice = choices[0] if choices else None
+    message = _get(choice, "message") if choice is not None else None
+    calls = _get(message, "tool_calls") or []
+    return Completion(
+        content=_get(message, "content") if message is not None else None,
+        tool_calls=[_tool_call_dict(c) for c in calls],
+        usage=normalize_usage(_get(response, "usage"), "chat"),
+        finish_reason=_get(choice, "finish_reason") if choice is not None else None,
+        model=_get(response, "model"),
+        raw=response,
+    )
+
+
+def completion_from_chunks(chunks: Iterable[Any]) -> Completion:
+    """Accumulate streamed ``chat.completion.chunk`` objects into one :class:`Completion`.
+
+    Text deltas are concatenated; tool-call deltas are merged by ``index`` (the first
+    delta carries id and name, later ones append to ``arguments``); the usage comes from
+    the final chunk that ``stream_options.include_usage`` adds. ``raw`` is the chunk list.
+    """
+    collected = list(chunks)
+    text: list[str] = []
+    calls: dict[int, dict[str, Any]] = {}
+    finish_reason = None
+    usage = None
+    model = None
+    for chunk in collected:
+        model = _get(chunk, "model") or model
+        if _get(chunk, "usage"):
+            usage = _get(chunk, "usage")
+        for choice in _get(chunk, "choices") or []:
+            if _get(choice, "finish_reason"):
+                finish_reason = _get(choice, "finish_reason")
+            delta = _get(choice, "delta")
+            if delta is None:
+                continue
+            piece = _get(delta, "content")
+            if piece:
+                text.append(piece)
+            for part in _get(delta, "tool_calls") or []:
+                index = _get(part, "index")
+                slot = calls.setdefault(
+                    index if isinstance(index, int) else len(calls),
+                    {"id": "", "type": "function", "function": {"name": "", "arguments": ""}},
+                )
+                if _get(part, "id"):
+                    slot["id"] = _get(part, "id")
+                fn = _get(part, "function")
+                if fn is not None:
+                    if _get(fn, "name"):
+                        slot["function"]["name"] += _get(fn, "name")
+                    if _get(fn, "arguments"):
+                        slot["function"]["arguments"] += _get(fn, "arguments")
+    return Completion(
+        content="".join(text) or None,
+        tool_calls=[calls[i] for i in sorted(calls)],
+        usage=normalize_usage(usage, "chat"),
+        finish_reason=finish_reason,
+        model=model,
+        raw=collected,
+    )

@@ -1,0 +1,343 @@
+"""The store's schema: named forward migrations and the two full-text indexes.
+
+Every change to the schema is a small function registered under a unique name with
+:func:`migration`. Opening a store runs, in order, each migration whose name is not yet in
+the ``migrations`` table; the function, its ``migrations`` row and the new
+``schema_version`` commit in one transaction, so a crash never leaves a half-applied
+step and two processes opening the same old file never both apply it (the second one
+re-checks inside its own ``BEGIN IMMEDIATE``).
+
+The full-text layer (spec SS-06, SS-07, SS-11) is two FTS5 tables, ``messages_fts``
+(unicode61) and ``messages_fts_trigram``, each with the single column ``content`` and
+``rowid = messages.id``, kept current by triggers over the indexed text
+``content || ' ' || tool_name || ' ' || tool_calls``. Two layouts exist:
+
+* ``inline`` (the seed default): each FTS table stores its own copy of the text;
+* ``external``: both tables read the text from the view ``messages_fts_src`` (columns
+  ``id`` and ``content``), so message text is stored once; triggers feed FTS5's
+  ``'delete'`` command with the old text.
+
+Switching layout, or finding the trigram table missing on a build that supports it,
+drops the FTS tables and triggers, recreates them and backfills from ``messages``
+(:func:`install_fts`). The FTS5 or trigram support of the SQLite build is probed, and a
+build without them still opens (search then falls back to ``LIKE``; SS-09).
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Callable
+from typing import Literal
+
+import apsw
+
+__all__ = [
+    "FTS_LAYOUTS",
+    "MIGRATIONS",
+    "FtsLayout",
+    "INDEXED_TEXT",
+    "applied_migrations",
+    "fts_support",
+    "install_fts",
+    "migration",
+    "pending_migrations",
+    "schema_version",
+]
+
+FtsLayout = Literal["inline", "external"]
+FTS_LAYOUTS: tuple[FtsLayout, ...] = ("inline", "external")
+DEFAULT_FTS_LAYOUT: FtsLayout = "inline"
+
+Migration = Callable[[apsw.Connection], None]
+
+#: Registered migrations in the order they run. Names are permanent: never rename one.
+MIGRATIONS: dict[str, Migration] = {}
+
+
+def migration(fn: Migration) -> Migration:
+    """Register ``fn`` under its ``__name__``; a second function with that name is refused."""
+    name = fn.__name__
+    if name in MIGRATIONS:
+        raise ValueError(f"duplicate migration name {name!r}")
+    MIGRATIONS[name] = fn
+    return fn
+
+
+def _indexed_text(row: str) -> str:
+    # SS-07: tool names and tool-call arguments are searchable, not just chat text.
+    return (
+        f"COALESCE({row}.content, '') || ' ' || COALESCE({row}.tool_name, '') "
+        f"|| ' ' || COALESCE({row}.tool_calls, '')"
+    )
+
+
+#: The indexed text of a ``messages`` row aliased ``m`` (the same expression the triggers use).
+INDEXED_TEXT = _indexed_text("m")
+
+
+# -- bookkeeping tables ---------------------------------------------------------------
+
+
+def _ensure_bookkeeping(con: apsw.Connection) -> None:
+    con.execute(
+        "CREATE TABLE IF NOT EXISTS migrations ("
+        " name TEXT PRIMARY KEY, applied_at REAL NOT NULL);"
+        "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER NOT NULL);"
+    )
+
+
+def applied_migrations(con: apsw.Connection) -> list[str]:
+    """Names of the migrations already applied to this database, in order."""
+    exists = con.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'migrations'"
+    ).fetchall()
+    if not exists:
+        return []
+    return [r[0] for r in con.execute("SELECT name FROM migrations ORDER BY rowid")]
+
+
+def pending_migrations(con: apsw.Connection) -> list[str]:
+    done = set(applied_migrations(con))
+    return [name for name in MIGRATIONS if name not in done]
+
+
+def schema_version(con: apsw.Connection) -> int:
+    """The number in ``schema_version`` (0 for a blank database)."""
+    exists = con.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = 'schema_version'"
+    ).fetchall()
+    if not exists:
+        return 0
+    found = con.execute("SELECT max(version) FROM schema_version").fetchall()
+    return int(found[0][0] or 0)
+
+
+def apply_migration(con: apsw.Connection, name: str) -> bool:
+    """Apply one migration inside the caller's transaction; False when it already ran."""
+    _ensure_bookkeeping(con)
+    if name in applied_migrations(con):
+        return False
+    MIGRATIONS[name](con)
+    con.execute("INSERT INTO migrations (name, applied_at) VALUES (?, ?)", (name, time.time()))
+    version = list(MIGRATIONS).index(name) + 1
+    con.execute("DELETE FROM schema_version")
+    con.execute("INSERT INTO schema_version (version) VALUES (?)", (version,))
+    return True
+
+
+# -- FTS support and layout -----------------------------------------------------------
+
+
+def fts_support(con: apsw.Connection) -> tuple[bool, bool]:
+    """``(has_fts5, has_trigram)`` for this SQLite build, probed in a temp schema."""
+    has_fts5 = has_trigram = False
+    try:
+        con.execute("CREATE VIRTUAL TABLE temp._probe_fts5 USING fts5(x)")
+        con.execute("DROP TABLE temp._probe_fts5")
+        has_fts5 = True
+        con.execute("CREATE VIRTUAL TABLE temp._probe_tri USING fts5(x, tokenize='trigram')")
+        con.execute("DROP TABLE temp._probe_tri")
+        has_trigram = True
+    except apsw.Error:
+        pass
+    return has_fts5, has_trigram
+
+
+_FTS_TABLES = {"messages_fts": "", "messages_fts_trigram": ", tokenize='trigram'"}
+
+
+def _drop_fts(con: apsw.Connection) -> None:
+    for table in _FTS_TABLES:
+        for event in ("insert", "delete", "update"):
+            con.execute(f"DROP TRIGGER IF EXISTS {table}_{event}")
+        con.execute(f"DROP TABLE IF EXISTS {table}")
+    con.execute("DROP VIEW IF EXISTS messages_fts_src")
+
+
+def _create_inline(con: apsw.Connection, table: str, options: str) -> None:
+    new, old = _indexed_text("new"), _indexed_text("old")
+    con.execute(
+        f"CREATE VIRTUAL TABLE {table} USING fts5(content{options});"
+        f"CREATE TRIGGER {table}_insert AFTER INSERT ON messages BEGIN"
+        f" INSERT INTO {table} (rowid, content) VALUES (new.id, {new}); END;"
+        f"CREATE TRIGGER {table}_delete AFTER DELETE ON messages BEGIN"
+        f" DELETE FROM {table} WHERE rowid = old.id; END;"
+        f"CREATE TRIGGER {table}_update AFTER UPDATE ON messages"
+        f" WHEN ({old}) IS NOT ({new}) BEGIN"
+        f" DELETE FROM {table} WHERE rowid = old.id;"
+        f" INSERT INTO {table} (rowid, content) VALUES (new.id, {new}); END;"
+    )
+    con.execute(
+        f"INSERT INTO {table} (rowid, content) SELECT m.id, {INDEXED_TEXT} FROM messages AS m"
+    )
+
+
+def _create_external(con: apsw.Connection, table: str, options: str) -> None:
+    new, old = _indexed_text("new"), _indexed_text("old")
+    con.execute(
+        f"CREATE VIRTUAL TABLE {table} USING fts5(content,"
+        f" content='messages_fts_src', content_rowid='id'{options});"
+        f"CREATE TRIGGER {table}_insert AFTER INSERT ON messages BEGIN"
+        f" INSERT INTO {table} (rowid, content) VALUES (new.id, {new}); END;"
+        # External content: FTS5 must be told the exact old text to remove its tokens.
+        f"CREATE TRIGGER {table}_delete AFTER DELETE ON messages BEGIN"
+        f" INSERT INTO {table} ({table}, rowid, content) VALUES ('delete', old.id, {old});"
+        " END;"
+        f"CREATE TRIGGER {table}_update AFTER UPDATE ON messages"
+        f" WHEN ({old}) IS NOT ({new}) BEGIN"
+        f" INSERT INTO {table} ({table}, rowid, content) VALUES ('delete', old.id, {old});"
+        f" INSERT INTO {table} (rowid, content) VALUES (new.id, {new}); END;"
+    )
+    con.execute(f"INSERT INTO {table} ({table}) VALUES ('rebuild')")
+
+
+def install_fts(con: apsw.Connection, layout: FtsLayout, *, with_trigram: bool) -> None:
+    """(Re)create both FTS tables and their six triggers in ``layout``, then backfill.
+
+    Runs inside the caller's transaction. Existing FTS tables, triggers and the source
+    view are dropped first, so this is also the repair for a damaged index.
+    """
+    if layout not in FTS_LAYOUTS:
+        raise ValueError(f"unknown FTS layout {layout!r}; expected one of {FTS_LAYOUTS}")
+    _drop_fts(con)
+    if layout == "external":
+        con.execute(
+            "CREATE VIEW messages_fts_src AS"
+            f" SELECT m.id AS id, {INDEXED_TEXT} AS content FROM messages AS m"
+        )
+    create = _create_external if layout == "external" else _create_inline
+    for table, options in _FTS_TABLES.items():
+        if table == "messages_fts_trigram" and not with_trigram:
+            continue
+        create(con, table, options)
+    set_meta(con, "fts_layout", layout)
+
+
+def get_meta(con: apsw.Connection, key: str) -> str | None:
+    found = con.execute("SELECT value FROM state_meta WHERE key = ?", (key,)).fetchall()
+    return None if not found else found[0][0]
+
+
+def set_meta(con: apsw.Connection, key: str, value: str) -> None:
+    con.execute(
+        "INSERT INTO state_meta (key, value) VALUES (?, ?)"
+        " ON CONFLICT(key) DO UPDATE SET value = excluded.value",
+        (key, value),
+    )
+
+
+def table_exists(con: apsw.Connection, name: str) -> bool:
+    found = con.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchall()
+    return bool(found)
+
+
+# -- the migrations -------------------------------------------------------------------
+
+
+@migration
+def m001_initial(con: apsw.Connection) -> None:
+    """Sessions, messages, key/value meta and the indexes of SS-02..SS-05."""
+    con.execute(
+        """
+        CREATE TABLE sessions (
+            id TEXT PRIMARY KEY,
+            source TEXT NOT NULL,
+            user_id TEXT,
+            model TEXT,
+            model_config TEXT,
+            system_prompt TEXT,
+            parent_session_id TEXT REFERENCES sessions(id),
+            started_at REAL NOT NULL,
+            ended_at REAL,
+            end_reason TEXT,
+            message_count INTEGER DEFAULT 0,
+            tool_call_count INTEGER DEFAULT 0,
+            input_tokens INTEGER DEFAULT 0,
+            output_tokens INTEGER DEFAULT 0,
+            cache_read_tokens INTEGER DEFAULT 0,
+            cache_write_tokens INTEGER DEFAULT 0,
+            reasoning_tokens INTEGER DEFAULT 0,
+            billing_provider TEXT,
+            billing_base_url TEXT,
+            billing_mode TEXT,
+            estimated_cost_usd REAL,
+            actual_cost_usd REAL,
+            cost_status TEXT,
+            cost_source TEXT,
+            pricing_version TEXT,
+            title TEXT,
+            api_call_count INTEGER DEFAULT 0
+        );
+        CREATE TABLE messages (
+            id INTEGER PRIMARY KEY AUTOINCREMENT,
+            session_id TEXT NOT NULL REFERENCES sessions(id),
+            role TEXT NOT NULL,
+            content TEXT,
+            tool_call_id TEXT,
+            tool_calls TEXT,
+            tool_name TEXT,
+            timestamp REAL NOT NULL,
+            token_count INTEGER,
+            finish_reason TEXT,
+            reasoning TEXT,
+            reasoning_content TEXT,
+            reasoning_details TEXT,
+            codex_reasoning_items TEXT,
+            codex_message_items TEXT
+        );
+        CREATE TABLE IF NOT EXISTS state_meta (key TEXT PRIMARY KEY, value TEXT);
+        CREATE INDEX idx_sessions_source ON sessions(source);
+        CREATE INDEX idx_sessions_parent ON sessions(parent_session_id);
+        CREATE INDEX idx_sessions_started ON sessions(started_at DESC);
+        CREATE INDEX idx_messages_session ON messages(session_id, timestamp);
+        CREATE UNIQUE INDEX idx_sessions_title_unique ON sessions(title)
+            WHERE title IS NOT NULL;
+        """
+    )
+
+
+@migration
+def m002_full_text(con: apsw.Connection) -> None:
+    """Both FTS5 indexes and their triggers, backfilled from existing messages (SS-06)."""
+    has_fts5, has_trigram = fts_support(con)
+    if has_fts5:
+        install_fts(con, DEFAULT_FTS_LAYOUT, with_trigram=has_trigram)
+
+
+@migration
+def m003_compaction_guards(con: apsw.Connection) -> None:
+    """Inert columns and the lock table that compaction guards use (SS-10)."""
+    con.execute(
+        """
+        ALTER TABLE sessions ADD COLUMN compression_failure_cooldown_until REAL;
+        ALTER TABLE sessions ADD COLUMN compression_failure_error TEXT;
+        ALTER TABLE sessions ADD COLUMN compression_fallback_streak INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE sessions ADD COLUMN compression_ineffective_count INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE messages ADD COLUMN _compressed_summary INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE messages ADD COLUMN active INTEGER NOT NULL DEFAULT 1;
+        ALTER TABLE messages ADD COLUMN compacted INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE messages ADD COLUMN display_kind TEXT;
+        CREATE TABLE compression_locks (
+            session_id TEXT PRIMARY KEY,
+            holder TEXT NOT NULL,
+            acquired_at REAL NOT NULL,
+            expires_at REAL NOT NULL
+        );
+        CREATE INDEX idx_compression_locks_expires ON compression_locks(expires_at);
+        """
+    )
+
+
+@migration
+def m004_message_round_trip(con: apsw.Connection) -> None:
+    """Columns that let any OpenAI-format message come back out exactly as it went in.
+
+    ``content_json`` marks content that was a list of parts (stored as JSON text);
+    ``extra`` holds the message's keys that have no column of their own, as JSON.
+    """
+    con.execute(
+        """
+        ALTER TABLE messages ADD COLUMN content_json INTEGER NOT NULL DEFAULT 0;
+        ALTER TABLE messages ADD COLUMN extra TEXT;
+        """
+    )

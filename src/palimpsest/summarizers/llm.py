@@ -1,0 +1,424 @@
+"""The LLM summarizer: a ``ChatModel`` writes the handoff summary, with fallback and cooldowns.
+
+The compressor renders the whole prompt (``SummaryRequest.prompt``); this module only sends
+it, cleans the answer and decides what a failure means (spec compaction.md §7.3):
+
+- the answer's content is coerced to text, reasoning blocks, any chatty preamble before the
+  first ``## `` heading and an echoed summary prefix are removed, and secrets are redacted;
+  an empty body is a failure (CC-76, CC-77);
+- when a distinct summary model fails, the failure is recorded, that model is dropped for
+  good and the main model is tried once (CC-81);
+- every final failure starts a cooldown during which ``summarize`` raises at once without
+  calling any model, so the compressor uses its deterministic fallback (CC-80, CC-82,
+  CC-83); access/quota failures and network failures set flags the host can act on (CC-84).
+
+Sync and async share one generator (``_flow``): it yields the model call to make and
+receives the completion or the exception, so both drivers run the same decisions.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import re
+import time
+from collections.abc import Callable, Generator
+from dataclasses import dataclass
+from typing import Any, Final
+
+from ..compaction.redact import redact
+from ..errors import AuthError, QuotaError, RateLimitError, SummaryError
+from ..messages import content_text
+from ..providers.base import ChatModel, Completion
+from ..usage import CanonicalUsage
+from .base import SummaryRequest
+
+__all__ = [
+    "AUTO",
+    "COOLDOWN_NETWORK",
+    "COOLDOWN_NO_PROVIDER",
+    "COOLDOWN_TRANSIENT",
+    "NO_PROVIDER_ERROR",
+    "TIMEOUT_LADDER",
+    "LLMSummarizer",
+    "clean_summary",
+    "summary_max_tokens",
+]
+
+COOLDOWN_NO_PROVIDER: Final = 600.0
+COOLDOWN_TRANSIENT: Final = 60.0
+COOLDOWN_NETWORK: Final = 30.0
+TIMEOUT_LADDER: Final = (60.0, 300.0, 900.0)
+"""Consecutive timeouts wait longer each time, capped at the last step (CC-83)."""
+NO_PROVIDER_ERROR: Final = "no auxiliary LLM provider configured"
+AUX_ERROR_LIMIT: Final = 220
+
+
+class _Auto:
+    """Sentinel type: derive ``max_tokens`` from the request budget."""
+
+    def __repr__(self) -> str:
+        return "AUTO"
+
+
+AUTO: Final = _Auto()
+
+
+def summary_max_tokens(budget_tokens: int) -> int:
+    """``2 * budget + 512``: room for a summary that overshoots its target.
+
+    The budget is a target the prompt states (CC-63/64), not a hard cap. Models overshoot
+    it, and a cap at the budget itself would cut a structured summary mid-section; twice the
+    budget plus a fixed margin keeps runaway generations bounded without truncating.
+    """
+    return max(1, 2 * max(0, int(budget_tokens)) + 512)
+
+
+# -- cleaning the answer (CC-76) ----------------------------------------------------------
+
+_THINK_BLOCK = re.compile(
+    r"<(think|thinking|reasoning|reflection|REASONING_SCRATCHPAD)>.*?</\1>",
+    re.DOTALL | re.IGNORECASE,
+)
+_DANGLING_CLOSE = re.compile(
+    r"^.*?</(think|thinking|reasoning|reflection|REASONING_SCRATCHPAD)>", re.DOTALL | re.I
+)
+_UNCLOSED_OPEN = re.compile(
+    r"<(think|thinking|reasoning|reflection|REASONING_SCRATCHPAD)>.*\Z", re.DOTALL | re.I
+)
+_FENCE = re.compile(r"\A```[\w-]*[ \t]*\n(.*)\n```\s*\Z", re.DOTALL)
+_FIRST_HEADING = re.compile(r"^## ", re.MULTILINE)
+_ECHO_FIRST_LINE = "[CONTEXT COMPACTION"
+_ECHO_LEGACY = "[CONTEXT SUMMARY]:"
+
+
+def _coerce(content: Any) -> str:
+    """Text of a reply's content: str, text parts, or ``str(x)`` for other truthy values."""
+    if not content:
+        return ""
+    if isinstance(content, str | list | dict):
+        return content_text(content)
+    return str(content)
+
+
+def clean_summary(content: Any) -> str:
+    """The summary body in a model reply, before redaction.
+
+    Drops reasoning blocks (also an unclosed opening tag or a stray closing tag that some
+    chat templates leave), a code fence around the whole answer, an echoed summary prefix
+    line, and any preamble before the first ``## `` heading.
+    """
+    text = _coerce(content)
+    text = _THINK_BLOCK.sub("", text)
+    text = _DANGLING_CLOSE.sub("", text, count=1)
+    text = _UNCLOSED_OPEN.sub("", text)  # all that follows an unclosed tag is reasoning
+    text = text.strip()
+    fenced = _FENCE.match(text)
+    if fenced:
+        text = fenced.group(1).strip()
+    if text.startswith(_ECHO_LEGACY):
+        text = text[len(_ECHO_LEGACY) :].lstrip()
+    elif text.startswith(_ECHO_FIRST_LINE):
+        text = text.split("\n", 1)[1].lstrip() if "\n" in text else ""
+    heading = _FIRST_HEADING.search(text)
+    if heading and heading.start() > 0:
+        text = text[heading.start() :]
+    return text.strip()
+
+
+# -- classifying failures (CC-81 to CC-84) ------------------------------------------------
+
+_AUTH_TEXT = (
+    "no api key was found",
+    "no api key found",
+    "insufficient_quota",
+    "quota exceeded",
+    "quota_exceeded",
+    "out of funds",
+    "out of credits",
+    "out of credit",
+    "out of extra usage",
+)
+_NETWORK_TEXT = (
+    "expecting value",
+    "json decode",
+    "jsondecodeerror",
+    "connection closed",
+    "connection reset",
+    "connection aborted",
+    "connection error",
+    "peer closed",
+    "server disconnected",
+    "remote end closed",
+    "remoteprotocolerror",
+    "incomplete chunked read",
+    "stream closed",
+    "stream ended",
+)
+_NOT_FOUND_TEXT = ("model_not_found", "does not exist", "no available channel")
+
+
+@dataclass(frozen=True)
+class _Failure:
+    kind: str  # timeout | network | auth | not_found | empty | other
+    error: str
+    retry_after: float | None = None
+
+
+def _status(exc: BaseException) -> int | None:
+    for attr in ("status_code", "status", "http_status"):
+        value = getattr(exc, attr, None)
+        if isinstance(value, int) and not isinstance(value, bool):
+            return value
+    return None
+
+
+def _describe(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
+
+
+def _classify(exc: BaseException) -> _Failure:
+    """Sort a summary-call exception into the cooldown kinds of §7.3."""
+    error = redact(_describe(exc))
+    if isinstance(exc, SummaryError) and exc.cause_kind == "empty":
+        return _Failure("empty", error)
+    status = _status(exc)
+    text = f"{type(exc).__name__} {exc}".lower()
+    retry_after = getattr(exc, "retry_after", None) if isinstance(exc, RateLimitError) else None
+    # CC-84: a rate-limit classification never counts as an access failure.
+    if not isinstance(exc, RateLimitError) and (
+        isinstance(exc, AuthError | QuotaError)
+        or status in (401, 402, 403)
+        or any(p in text for p in _AUTH_TEXT)
+    ):
+        return _Failure("auth", error)
+    if (
+        isinstance(exc, TimeoutError | asyncio.TimeoutError | RateLimitError)
+        or status in (408, 429, 502, 504)
+        or "timeout" in text
+        or "timed out" in text
+    ):
+        return _Failure("timeout", error, retry_after)
+    if (
+        isinstance(exc, json.JSONDecodeError | ConnectionError | EOFError)
+        or any(p in text for p in _NETWORK_TEXT)
+    ):
+        return _Failure("network", error)
+    if status in (404, 503) or any(p in text for p in _NOT_FOUND_TEXT):
+        return _Failure("not_found", error)
+    return _Failure("other", error)
+
+
+def _cap(text: str, limit: int = AUX_ERROR_LIMIT) -> str:
+    return text if len(text) <= limit else text[: limit - 3] + "..."
+
+
+def _model_name(model: Any) -> str:
+    return str(getattr(model, "model", None) or type(model).__name__)
+
+
+def _provider_name(model: Any) -> str:
+    return str(getattr(model, "provider", None) or type(model).__name__)
+
+
+@dataclass(frozen=True)
+class _Call:
+    """One model call the flow wants made."""
+
+    model: ChatModel
+    messages: list[dict[str, Any]]
+    max_tokens: int | None
+    options: dict[str, Any]
+
+
+_Reply = Completion | BaseException
+_Flow = Generator[_Call, _Reply, str]
+
+
+class LLMSummarizer:
+    """Writes summaries with a ``ChatModel``; implements ``Summarizer`` and ``SupportsCooldown``.
+
+    ``model`` is the main model (``None`` when none is configured: every call then fails
+    with a 600 s cooldown). ``summary_model`` is an optional cheaper model tried first.
+    ``timeout`` is passed to the model as the ``timeout`` option. ``max_tokens`` defaults
+    to :func:`summary_max_tokens` of the request budget; ``None`` sends no cap at all
+    (spec CC-64), an int sends that cap. ``clock`` is a monotonic clock in seconds.
+
+    After each call the host may read ``last_error``, ``last_failure_kind`` (``timeout``,
+    ``network``, ``auth``, ``not_found``, ``empty``, ``other``, ``no_provider``),
+    ``auth_failure`` and ``network_failure`` (both persist until a summary succeeds),
+    ``aux_failure_error`` / ``aux_failure_model`` (set when the summary model failed and the
+    main model was tried; reset at the start of each call), ``last_model``, ``last_usage``
+    and ``last_finish_reason``.
+    """
+
+    def __init__(
+        self,
+        model: ChatModel | None,
+        *,
+        summary_model: ChatModel | None = None,
+        timeout: float | None = None,
+        max_tokens: int | _Auto | None = AUTO,
+        clock: Callable[[], float] = time.monotonic,
+    ) -> None:
+        if timeout is not None and timeout <= 0:
+            raise ValueError(f"timeout must be positive, got {timeout}")
+        self.model = model
+        self.summary_model = summary_model if summary_model is not model else None
+        self.timeout = timeout
+        self.max_tokens = max_tokens
+        self._clock = clock
+        self.cooldown_until = 0.0
+        self._timeout_streak = 0
+        self.last_error: str | None = None
+        self.last_failure_kind: str | None = None
+        self.auth_failure = False
+        self.network_failure = False
+        self.aux_failure_error: str | None = None
+        self.aux_failure_model: str | None = None
+        self.last_model: str | None = None
+        self.last_usage: CanonicalUsage | None = None
+        self.last_finish_reason: str | None = None
+
+    # -- SupportsCooldown ---------------------------------------------------------------
+
+    def cooldown_remaining(self) -> float:
+        return max(0.0, self.cooldown_until - self._clock())
+
+    def reset_cooldown(self) -> None:
+        """Clear the cooldown (a manual compression does this first, CC-82)."""
+        self.cooldown_until = 0.0
+
+    # -- Summarizer ---------------------------------------------------------------------
+
+    def summarize(self, request: SummaryRequest) -> str:
+        flow = self._flow(request)
+        call = next(flow)
+        while True:
+            reply: _Reply
+            try:
+                reply = call.model.complete(
+                    call.messages, max_tokens=call.max_tokens, **call.options
+                )
+            except Exception as exc:  # every model failure is data for the flow
+                reply = exc
+            try:
+                call = flow.send(reply)
+            except StopIteration as done:
+                return str(done.value)
+
+    async def asummarize(self, request: SummaryRequest) -> str:
+        flow = self._flow(request)
+        call = next(flow)
+        while True:
+            reply: _Reply
+            try:
+                reply = await call.model.acomplete(
+                    call.messages, max_tokens=call.max_tokens, **call.options
+                )
+            except Exception as exc:
+                reply = exc
+            try:
+                call = flow.send(reply)
+            except StopIteration as done:
+                return str(done.value)
+
+    # -- the shared decisions -----------------------------------------------------------
+
+    def _flow(self, request: SummaryRequest) -> _Flow:
+        self.aux_failure_error = None
+        self.aux_failure_model = None
+        remaining = self.cooldown_remaining()
+        if remaining > 0:
+            raise SummaryError(
+                f"summary cooldown active ({remaining:.0f}s remaining); "
+                f"last error: {self.last_error or 'unknown'}",
+                model=self.last_model,
+                cause_kind="cooldown",
+            )
+        first = self.summary_model or self.model
+        if first is None:
+            self._fail("no_provider", NO_PROVIDER_ERROR, COOLDOWN_NO_PROVIDER)
+            raise SummaryError(NO_PROVIDER_ERROR, cause_kind="no_provider")
+
+        call = self._call(first, request)
+        reply = yield call
+        outcome = self._outcome(first, reply)
+        if isinstance(outcome, str):
+            return self._succeed(first, reply, outcome)
+
+        if first is self.summary_model and self.model is not None:
+            # CC-81: record, drop the summary model for good, clear the cooldown, retry once.
+            self.aux_failure_error = _cap(outcome.error)
+            self.aux_failure_model = _model_name(first)
+            self.summary_model = None
+            self.reset_cooldown()
+            first = self.model
+            reply = yield self._call(first, request)
+            outcome = self._outcome(first, reply)
+            if isinstance(outcome, str):
+                return self._succeed(first, reply, outcome)
+
+        self._record(outcome)
+        raise SummaryError(
+            f"summary failed on {_provider_name(first)}:{_model_name(first)}: {outcome.error}",
+            model=_model_name(first),
+            cause_kind=outcome.kind,
+        )
+
+    def _call(self, model: ChatModel, request: SummaryRequest) -> _Call:
+        if isinstance(self.max_tokens, _Auto):
+            cap: int | None = summary_max_tokens(request.budget_tokens)
+        else:
+            cap = self.max_tokens
+        options: dict[str, Any] = {}
+        if self.timeout is not None:
+            options["timeout"] = self.timeout
+        # No system prompt: the rendered prompt carries every instruction, and some chat
+        # templates (or older reasoning models) reject a system role.
+        return _Call(model, [{"role": "user", "content": request.prompt}], cap, options)
+
+    def _outcome(self, model: ChatModel, reply: _Reply) -> str | _Failure:
+        """The redacted body, or the failure that the reply amounts to."""
+        if isinstance(reply, BaseException):
+            return _classify(reply)
+        body = redact(clean_summary(reply.content)).strip()
+        if not body:
+            return _Failure(
+                "empty",
+                f"{_provider_name(model)}:{_model_name(model)} returned an empty summary",
+            )
+        return body
+
+    def _succeed(self, model: ChatModel, reply: _Reply, body: str) -> str:
+        self._timeout_streak = 0
+        self.cooldown_until = 0.0
+        self.last_error = None
+        self.last_failure_kind = None
+        self.auth_failure = False
+        self.network_failure = False
+        self.last_model = _model_name(model)
+        if isinstance(reply, Completion):
+            self.last_usage = reply.usage
+            self.last_finish_reason = reply.finish_reason
+        return body
+
+    def _record(self, failure: _Failure) -> None:
+        if failure.kind == "timeout":
+            step = TIMEOUT_LADDER[min(self._timeout_streak, len(TIMEOUT_LADDER) - 1)]
+            self._timeout_streak += 1
+            seconds = max(step, float(failure.retry_after or 0.0))
+        elif failure.kind == "network":
+            seconds = COOLDOWN_NETWORK
+            self.network_failure = True
+        else:
+            seconds = COOLDOWN_TRANSIENT
+            if failure.kind == "auth":
+                self.auth_failure = True
+        self._fail(failure.kind, failure.error, seconds)
+
+    def _fail(self, kind: str, error: str, seconds: float) -> None:
+        self.last_failure_kind = kind
+        self.last_error = error
+        self.cooldown_until = self._clock() + seconds

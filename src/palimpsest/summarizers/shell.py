@@ -1,0 +1,136 @@
+"""Which files a shell command writes, reads or deletes, and where it ``cd``s to.
+
+Agents often change files through the shell rather than an editor tool: ``cat > f <<EOF``,
+``sed -i … f``, ``tee f``, ``echo … >> f``, ``touch``, ``rm``, ``mv``, ``cp``. A summary
+that misses those loses the list of modified files, so commands are scanned for them.
+The scan is deliberately shallow (no full shell grammar): heredoc bodies are skipped, only
+the first few KB of a command are read, and anything that does not look like a path is
+ignored.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+__all__ = ["ShellEffects", "shell_effects", "split_command"]
+
+MAX_COMMAND_CHARS = 4_000
+
+_SEGMENT_SPLIT = re.compile(r"&&|\|\||;|\|")
+_HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?")
+_REDIRECT = re.compile(r"(?<![<>&0-9])(?:[12]?)(>>?)\s*([^\s;&|<>()]+)")
+_PATHLIKE = re.compile(r"^[\w.~/@+-][\w.~/@+,:=-]*$")
+_READERS = {"cat", "head", "tail", "less", "more", "nl", "wc", "bat"}
+_TOKEN = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"|\S+")
+
+
+@dataclass
+class ShellEffects:
+    """What a command did to files, as far as a shallow scan can tell."""
+
+    writes: list[tuple[str, str]] = field(default_factory=list)  # (path, created|modified|deleted)
+    reads: list[str] = field(default_factory=list)
+    cwd: str | None = None
+    heredoc: bool = False
+    simple_write: str | None = None  # "write" or "edit" when the command only writes files
+
+
+def split_command(command: str) -> list[str]:
+    """Whitespace tokens of the first line, with surrounding quotes removed."""
+    first = command[:MAX_COMMAND_CHARS].split("\n", 1)[0]
+    return [_unquote(t) for t in _TOKEN.findall(first)]
+
+
+def _unquote(token: str) -> str:
+    if len(token) >= 2 and token[0] == token[-1] and token[0] in "'\"":
+        return token[1:-1]
+    return token
+
+
+def _is_path(token: str) -> bool:
+    return (
+        bool(token)
+        and _PATHLIKE.match(token) is not None
+        and not token.startswith("-")
+        and not token.isdigit()
+        and token not in ("/dev/null", "/dev/stdout", "/dev/stderr", ".", "..")
+        and not token.startswith("$")
+    )
+
+
+def _command_lines(command: str) -> tuple[list[str], bool]:
+    """The lines that are shell, with heredoc bodies removed."""
+    lines: list[str] = []
+    heredoc = False
+    delimiter: str | None = None
+    for line in command[:MAX_COMMAND_CHARS].split("\n"):
+        if delimiter is not None:
+            if line.strip() == delimiter:
+                delimiter = None
+            continue
+        lines.append(line)
+        match = _HEREDOC.search(line)
+        if match:
+            delimiter = match.group(1)
+            heredoc = True
+    return lines, heredoc
+
+
+def _add(effects: ShellEffects, path: str, kind: str) -> None:
+    path = path.rstrip(",;")
+    if _is_path(path) and all(p != path for p, _ in effects.writes):
+        effects.writes.append((path, kind))
+
+
+def shell_effects(command: str) -> ShellEffects:
+    """Scan ``command`` for cd targets and files written, edited, deleted or read."""
+    effects = ShellEffects()
+    if not command:
+        return effects
+    lines, effects.heredoc = _command_lines(command)
+    kinds: set[str] = set()
+    programs: list[str] = []
+    for line in lines:
+        for segment in _SEGMENT_SPLIT.split(line):
+            words = [_unquote(t) for t in _TOKEN.findall(segment)]
+            if not words:
+                continue
+            program = words[0]
+            programs.append(program)
+            for arrow, target in _REDIRECT.findall(segment):
+                if target.startswith("&"):
+                    continue
+                _add(effects, _unquote(target), "modified" if arrow == ">>" else "created")
+                kinds.add("write")
+            args = [w for w in words[1:] if not w.startswith("-")]
+            if program == "cd" and args:
+                effects.cwd = args[0]
+            elif program == "sed" and any(w.startswith("-i") or w == "--in-place" for w in words):
+                if len(args) >= 2:
+                    _add(effects, args[-1], "modified")
+                    kinds.add("edit")
+            elif program == "tee" and args:
+                for arg in args:
+                    _add(effects, arg, "modified" if "-a" in words else "created")
+                kinds.add("write")
+            elif program == "touch":
+                for arg in args:
+                    _add(effects, arg, "created")
+                kinds.add("write")
+            elif program == "rm":
+                for arg in args:
+                    _add(effects, arg, "deleted")
+                kinds.add("delete")
+            elif program in ("mv", "cp") and len(args) >= 2:
+                _add(effects, args[-1], "created")
+                kinds.add("write")
+            elif program in _READERS and ">" not in segment:
+                effects.reads.extend(a for a in args if _is_path(a) and not a.isdigit())
+    if effects.writes and programs and kinds <= {"write", "edit"}:
+        first = programs[0]
+        if first in ("cat", "echo", "printf", "tee", "touch"):
+            effects.simple_write = "write"
+        elif first == "sed":
+            effects.simple_write = "edit"
+    return effects

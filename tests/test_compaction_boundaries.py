@@ -1,0 +1,126 @@
+"""Head and tail cut points (CC-46..CC-51, CC-56) and spec acceptance examples 8 and 9."""
+
+from __future__ import annotations
+
+from compaction_helpers import asst, call, StubSummarizer, sys_, tool, user
+
+from palimpsest.compaction.boundaries import align_backward, align_forward, find_tail_cut
+from palimpsest.compaction.compressor import ContextCompressor
+from palimpsest.messages import validate_transcript
+
+
+def example_8() -> list[dict]:
+    return [
+        sys_(),
+        user("u1"),
+        asst("a1"),
+        user("u2"),
+        asst(None, [call("c1"), call("c2")]),
+        tool("c1", "r1"),
+        tool("c2", "r2"),
+        user("u3"),
+        asst("a3"),
+        user("u4"),
+    ]
+
+
+def test_align_forward_skips_results() -> None:
+    msgs = [sys_(), user("u"), asst(None, [call("c1")]), tool("c1", "r"), user("v")]
+    assert align_forward(msgs, 3) == 4
+    assert align_forward(msgs, 1) == 1
+    assert align_forward(msgs, 5) == 5
+
+
+def test_align_backward_pulls_before_the_group() -> None:
+    msgs = example_8()
+    assert align_backward(msgs, 6) == 4
+    assert align_backward(msgs, 7) == 4
+    assert align_backward(msgs, 5) == 4
+    assert align_backward(msgs, 8) == 8
+    assert align_backward(msgs, 0) == 0
+
+
+def test_example_8_cut_moves_to_the_assistant() -> None:
+    msgs = example_8()
+    # A budget of 30 (ceiling 45) admits messages 9..6 at ~10 tokens each; the raw cut is
+    # tool c2 at index 6, inside the group.
+    assert find_tail_cut(msgs, 3, 30) == 4
+
+
+def test_example_8_group_survives_whole_through_compress() -> None:
+    compressor = ContextCompressor(200, summarizer=StubSummarizer(), quiet_mode=True)
+    compressor.tail_token_budget = 30
+    out = compressor.compress(example_8())
+    validate_transcript(out)
+    ids = {c["id"] for m in out for c in m.get("tool_calls", [])}
+    results = {m["tool_call_id"] for m in out if m["role"] == "tool"}
+    assert ids == results and ids in ({"c1", "c2"}, set())
+
+
+def test_example_9_last_user_message_stays_even_when_huge() -> None:
+    msgs: list[dict] = [sys_(), user("start"), asst("ok")]
+    for i in range(3, 20):
+        if i == 12:
+            msgs.append(user("HUGE REQUEST " + "x" * 40_000))
+        else:
+            msgs.append(asst(f"a{i}") if i % 2 else user(f"u{i}"))
+    # Make index 12 the newest real user message: later messages are assistants only.
+    for i in range(13, 20):
+        msgs[i] = asst(f"a{i}")
+    budget = 1_000
+    cut = find_tail_cut(msgs, 3, budget)
+    assert cut <= 12
+    compressor = ContextCompressor(200_000, summarizer=StubSummarizer(), quiet_mode=True)
+    compressor.tail_token_budget = budget
+    out = compressor.compress(msgs)
+    assert msgs[12] in out
+    summary_at = next(i for i, m in enumerate(out) if m.get("_compressed_summary"))
+    assert out.index(msgs[12]) > summary_at
+
+
+def test_cut_never_inside_head_and_never_on_a_tool_result() -> None:
+    msgs = [
+        sys_(),
+        user("u"),
+        asst(None, [call("c1")]),
+        tool("c1", "x" * 10_000),
+        asst(None, [call("c2")]),
+        tool("c2", "y" * 10_000),
+        asst("done"),
+    ]
+    cut = find_tail_cut(msgs, 1, 10)
+    assert cut >= 2
+    assert msgs[cut]["role"] != "tool" if cut < len(msgs) else True
+
+
+def test_last_visible_reply_is_kept() -> None:
+    """CC-51: the newest assistant text stays in the tail even when the budget excludes it."""
+    msgs = [
+        sys_(),
+        user("u0"),
+        asst("a0"),
+        user("summarize the logs"),
+        asst("Here is what I found: " + "z" * 20_000),
+        asst(None, [call("k")]),
+        tool("k", "r"),
+        user("thanks"),
+    ]
+    assert find_tail_cut(msgs, 3, 10) == 4
+
+
+def test_completed_pair_at_head_boundary_is_summarized_together() -> None:
+    """CC-50: the newest user message sits at head_end, so its whole exchange goes."""
+    msgs = [
+        sys_(),
+        user("u1"),
+        asst("a1"),
+        user("run the migration"),
+        asst(None, [call("c1")]),
+        tool("c1", "migrated"),
+        asst(None, [call("c2")]),
+        tool("c2", "checked"),
+        asst(None, [call("c3")]),
+        tool("c3", "verified"),
+    ]
+    cut = find_tail_cut(msgs, 3, 10_000)
+    assert cut == 6

@@ -1,0 +1,273 @@
+"""Deterministic secret redaction: planted secrets vanish, ordinary code and prose survive."""
+
+from __future__ import annotations
+
+import copy
+import json
+import time
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from palimpsest.compaction.redact import (
+    REDACTED,
+    contains_secret,
+    is_secret_key,
+    redact,
+    redact_value,
+)
+
+# (kind, secret value, a line carrying it). Values are fake but have the real format.
+PLANTED: list[tuple[str, str, str]] = [
+    ("openai", "sk-abc123DEF456ghi789JKL012mno345PQR", "OPENAI key is {s} ok"),
+    ("openai-proj", "sk-proj-Ab12Cd34Ef56Gh78Ij90Kl12Mn34", "key {s}"),
+    ("openai-svcacct", "sk-svcacct-Zz9Yy8Xx7Ww6Vv5Uu4Tt3Ss2", "use {s} for CI"),
+    ("anthropic", "sk-ant-api03-FAKEfake1234567890FAKEfake1234567890-AAAA", "ANTHROPIC={s}"),
+    ("openrouter", "sk-or-v1-" + "0123456789abcdef" * 4, "router key: {s}"),
+    ("google", "AIzaSyFAKE1234567890abcdefghijklmnopqrs", "maps key {s} here"),
+    ("github-ghp", "ghp_FAKE1234567890abcdefghijABCDEFGHIJ", "token {s}"),
+    ("github-gho", "gho_FAKE1234567890abcdefghijABCDEFGHIJ", "oauth {s}"),
+    ("github-ghu", "ghu_FAKE1234567890abcdefghijABCDEFGHIJ", "user {s}"),
+    ("github-ghs", "ghs_FAKE1234567890abcdefghijABCDEFGHIJ", "server {s}"),
+    ("github-ghr", "ghr_FAKE1234567890abcdefghijABCDEFGHIJ", "refresh {s}"),
+    ("github-pat", "github_pat_11FAKE0123456789_abcdefghijklmnopqrstuvwxyzABCD", "pat {s}"),
+    ("slack-xoxb", "xoxb-123456789012-1234567890123-FAKEfakeFAKEfake", "bot {s}"),
+    ("slack-xoxp", "xoxp-123456789012-1234567890123-FAKEfakeFAKEfake", "user {s}"),
+    ("slack-xoxa", "xoxa-2-123456789012-FAKEfakeFAKEfake", "app {s}"),
+    ("slack-xoxr", "xoxr-123456789012-FAKEfakeFAKEfake", "refresh {s}"),
+    ("slack-xoxs", "xoxs-123456789012-FAKEfakeFAKEfake", "session {s}"),
+    (
+        "slack-webhook",
+        "T00000000/B00000000/FAKEFAKEFAKEFAKEFAKEFAKE",
+        "POST https://hooks.slack.com/services/{s}",
+    ),
+    ("aws-akia", "AKIAFAKE0EXAMPLE1234", "aws_access_key_id={s}"),
+    ("aws-asia", "ASIAFAKE0EXAMPLE5678", "id {s}"),
+    (
+        "aws-secret",
+        "wJalrXUtnFEMI/K7MDENG/bPxRfiCYFAKEKEY123",
+        "aws_secret_access_key = {s}",
+    ),
+    ("auth-header", "abc123def456ghi789jkl", "Authorization: Bearer {s}"),
+    ("bearer", "Zm9vYmFyYmF6cXV4MTIzNDU2Nzg5", "send Bearer {s} upstream"),
+    (
+        "private-key-rsa",
+        "MIIEowIBAAKCAQEAfakefakefakefake1234567890",
+        "-----BEGIN RSA PRIVATE KEY-----\n{s}\nabcdEFGH==\n-----END RSA PRIVATE KEY-----",
+    ),
+    (
+        "private-key-openssh",
+        "b3BlbnNzaC1rZXktdjEAAAAAfakefake",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\n{s}\n-----END OPENSSH PRIVATE KEY-----",
+    ),
+    (
+        "private-key-ec",
+        "MHcCAQEEIFAKEfakeFAKEfake",
+        "-----BEGIN EC PRIVATE KEY-----\n{s}\n-----END EC PRIVATE KEY-----",
+    ),
+    (
+        "private-key-pgp",
+        "lQOYBFAKEfakeFAKEfake",
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\n{s}\n=abcd\n-----END PGP PRIVATE KEY BLOCK-----",
+    ),
+    (
+        "private-key-truncated",
+        "MIIEvQIBADANBgkqhkiG9w0BAQEFAAfake",
+        "-----BEGIN PRIVATE KEY-----\n{s}",
+    ),
+    ("password-env", "hunter2hunter2", "DB_PASSWORD={s}"),
+    ("passwd", "Tr0ub4dor3", "passwd={s}"),
+    ("pwd", "c0rrectHorse", "pwd={s}"),
+    ("token-code", "tok_9f8e7d6c5b", 'token = "{s}"'),
+    ("secret-yaml", "s3cretValue42", "secret: {s}"),
+    ("password-yaml", "yamlPassw0rd", "  password: {s}"),
+    ("api_key-py", "k3y-v4lue-123", "api_key = '{s}'"),
+    ("apikey", "Abc123Xyz789", "apikey={s}"),
+    ("access_token-json", "at-0011223344", '{{"access_token": "{s}"}}'),
+    ("client_secret-json", "cs-5566778899", '{{"client_secret": "{s}", "id": 1}}'),
+    ("password-json", "jsonPassw0rd!", '{{"user": "bob", "password": "{s}"}}'),
+    ("cli-password", "cliPassw0rd", "mysql --password {s} appdb"),
+    ("cli-token", "cliT0ken42", "deploy --token={s}"),
+    ("cli-api-key", "cliK3y99", "tool --api-key '{s}'"),
+    ("url-userinfo", "urlPassw0rd", "postgres://admin:{s}@db.internal:5432/app"),
+    ("url-token-param", "qT0ken123", "GET https://api.example.com/v1/items?token={s}&page=2"),
+    ("url-api_key-param", "qK3y456", "https://example.com/x?page=1&api_key={s}"),
+    ("url-key-param", "qKey789abc", "https://example.com/geo?address=x&key={s}"),
+    ("url-sig-param", "sigABC%2Fdef123", "https://blob.example.net/c/f?sv=2020&sig={s}&se=1"),
+    (
+        "jwt",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0TH",
+        "cookie: session={s}",
+    ),
+    ("stripe", "sk_live_FAKE1234567890abcdef", "STRIPE {s}"),
+]
+
+BENIGN: list[str] = [
+    "The tokenizer splits text into tokens before counting them.",
+    "Please pass the token to the API client; it expires in an hour.",
+    "password_field = form.get('password')",
+    "response = client.chat(model=model, max_tokens=512, temperature=0.2)",
+    "def login(username: str, password: str) -> bool:",
+    "token = tokenizer.encode(text)",
+    "api_key = os.environ['OPENAI_API_KEY']",
+    "client = OpenAI(api_key=api_key, base_url=base_url)",
+    "export OPENAI_API_KEY=$OPENAI_API_KEY",
+    "headers = {'Authorization': f'Bearer {token}'}",
+    "The token: it expires after ten minutes",
+    "DATABASE_URL=postgres://localhost:5432/app",
+    "Bearer authentication is described in RFC 6750.",
+    "PWD=/work/main",
+    "self.secret_key = settings.SECRET_KEY",
+    "password = getpass.getpass()",
+    "if password == confirm_password:",
+    "token: Optional[str] = None",
+    "const token = await getToken();",
+    '{"token_type": "bearer", "expires_in": 3600}',
+    "for token in tokens:",
+    'api_key: str = ""',
+    "secret: true",
+    "git clone git@github.com:org/repo.git",
+    "echo $PASSWORD | docker login --password-stdin registry.example.com",
+    "sk-learn is not the package name; install scikit-learn instead.",
+    "AKIA is the prefix of long-term AWS access key ids.",
+    "-----BEGIN CERTIFICATE-----",
+    "    if token is None: raise AuthError('missing token')",
+    "git commit -m 'Fix token refresh race in the session cache'",
+    "url = 'https://example.com/api?page=2&limit=50'",
+    "    password: ${{ secrets.DB_PASSWORD }}",
+    "FAILED tests/test_auth.py::test_password_reset - AssertionError: 401 != 200",
+    "Counted 1,234 prompt tokens and 567 completion tokens.",
+    "Use the secret manager instead of hard-coding credentials.",
+    "ERROR: invalid token (expired)",
+]
+
+
+def _contexts(line: str) -> dict[str, str]:
+    """The same secret in user text, tool output text, and tool-call arguments JSON."""
+    return {
+        "user": f"Hi, here is my config:\n{line}\nCan you fix the deploy?",
+        "tool_output": f"$ cat .env\nAPP=demo\n{line}\nDEBUG=1\n[exit 0]",
+        "tool_args": json.dumps({"command": f"run --verbose && echo '{line}'", "cwd": "/srv"}),
+    }
+
+
+@pytest.mark.parametrize(("kind", "secret", "line"), PLANTED, ids=[p[0] for p in PLANTED])
+@pytest.mark.parametrize("where", ["user", "tool_output", "tool_args"])
+def test_planted_secret_is_removed(kind: str, secret: str, line: str, where: str) -> None:
+    text = _contexts(line.format(s=secret))[where]
+    assert contains_secret(text)
+    out = redact(text)
+    assert secret not in out
+    assert REDACTED in out
+    assert redact(out) == out
+
+
+@pytest.mark.parametrize(("kind", "secret", "line"), PLANTED, ids=[p[0] for p in PLANTED])
+def test_tool_args_stay_valid_json(kind: str, secret: str, line: str) -> None:
+    args = _contexts(line.format(s=secret))["tool_args"]
+    decoded = json.loads(redact(args))
+    assert decoded["cwd"] == "/srv"
+    assert secret not in decoded["command"]
+
+
+def test_key_names_and_url_structure_survive() -> None:
+    assert redact("DB_PASSWORD=hunter2hunter2") == f"DB_PASSWORD={REDACTED}"
+    assert redact('{"password": "x1y2z3"}') == f'{{"password": "{REDACTED}"}}'
+    assert redact("--token=abc123") == f"--token={REDACTED}"
+    assert (
+        redact("postgres://admin:pw0rd@db:5432/app") == f"postgres://admin:{REDACTED}@db:5432/app"
+    )
+    assert redact("https://a.b/c?x=1&token=t0k&y=2") == f"https://a.b/c?x=1&token={REDACTED}&y=2"
+    assert redact("Authorization: Bearer abc123def456") == f"Authorization: Bearer {REDACTED}"
+    key = "-----BEGIN RSA PRIVATE KEY-----\nAAAA\n-----END RSA PRIVATE KEY-----"
+    assert redact(key) == f"-----BEGIN RSA PRIVATE KEY-----{REDACTED}-----END RSA PRIVATE KEY-----"
+
+
+@pytest.mark.parametrize("line", BENIGN)
+def test_benign_line_unchanged(line: str) -> None:
+    assert redact(line) == line
+    assert not contains_secret(line)
+
+
+def test_benign_corpus_as_one_text_unchanged() -> None:
+    text = "\n".join(BENIGN)
+    assert redact(text) == text
+
+
+def test_non_string_and_empty_pass_through() -> None:
+    assert redact("") == ""
+    assert not contains_secret("")
+
+
+def test_redact_value_nested_without_mutation() -> None:
+    original = {
+        "args": {"password": "plainvalue", "path": "/tmp/x", "retries": 3},
+        "env": [{"OPENAI_API_KEY": "whatever"}, "ghp_FAKE1234567890abcdefghijABCDEFGHIJ"],
+        "pair": ("token=abc123", 7),
+        "flag": True,
+        "token": True,
+        "max_tokens": 512,
+    }
+    snapshot = copy.deepcopy(original)
+    out = redact_value(original)
+    assert original == snapshot
+    assert out["args"] == {"password": REDACTED, "path": "/tmp/x", "retries": 3}
+    assert out["env"] == [{"OPENAI_API_KEY": REDACTED}, REDACTED]
+    assert out["pair"] == (f"token={REDACTED}", 7)
+    assert out["flag"] is True and out["token"] is True
+    assert out["max_tokens"] == 512
+    assert out is not original and out["args"] is not original["args"]
+
+
+def test_is_secret_key() -> None:
+    for name in ("password", "DB_PASSWORD", "api_key", "OPENAI_API_KEY", "client_secret", "token"):
+        assert is_secret_key(name), name
+    for name in ("password_field", "max_tokens", "tokenizer", "path", "secrets_dir"):
+        assert not is_secret_key(name), name
+
+
+_FRAGMENTS = st.sampled_from(
+    [p[2].format(s=p[1]) for p in PLANTED]
+    + BENIGN
+    + ["=", ":", " ", "\n", '"', "'", "\\", "@", "://", "?", "&", "--", "[REDACTED]", "-----"]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.one_of(_FRAGMENTS, st.text(max_size=20)), max_size=12))
+def test_idempotent(parts: list[str]) -> None:
+    text = "".join(parts)
+    once = redact(text)
+    assert redact(once) == once
+
+
+@settings(max_examples=100, deadline=None)
+@given(st.lists(_FRAGMENTS, min_size=1, max_size=8))
+def test_planted_values_never_survive_concatenation(parts: list[str]) -> None:
+    out = redact(" ; ".join(parts))
+    for _kind, secret, line in PLANTED:
+        if line.format(s=secret) in parts:
+            assert secret not in out
+
+
+def test_linear_time_on_large_inputs() -> None:
+    """Large tool outputs (and pathological runs) must not blow up quadratically."""
+    mixed = ("\n".join(BENIGN) + "\n") * 300  # ~ 500 KB of realistic text
+    dashes = "-" * 200_000
+    word = "a" * 200_000
+    start = time.perf_counter()
+    for text in (mixed, dashes, word, "password=" * 20_000, "://" * 50_000):
+        redact(text)
+    assert time.perf_counter() - start < 3.0
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.one_of(_FRAGMENTS, st.text(max_size=20)), max_size=10))
+def test_anchored_matching_equals_a_full_regex_scan(parts: list[str]) -> None:
+    """Guards the speed-up: anchors must cover every place a pattern can start."""
+    from palimpsest.compaction.redact import _PASSES
+
+    text = "".join(parts)
+    for step in _PASSES:
+        assert step.apply(text, text.lower()) == step.pattern.sub(step.replacement, text)
