@@ -61,10 +61,14 @@ class ReplayServer:
                 except ValueError:
                     body = raw.decode("utf-8", "replace")
                 server.requests.append(
-                    Recorded("POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body)
+                    Recorded(
+                        "POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body
+                    )
                 )
-                reply = server.replies.popleft() if server.replies else Reply(
-                    500, b'{"error": {"message": "replay server: no reply queued"}}'
+                reply = (
+                    server.replies.popleft()
+                    if server.replies
+                    else Reply(500, b'{"error": {"message": "replay server: no reply queued"}}')
                 )
                 if reply.delay:
                     time.sleep(reply.delay)
@@ -78,10 +82,15 @@ class ReplayServer:
                 for name, value in reply.headers.items():
                     self.send_header(name, value)
                 self.end_headers()
-                self.wfile.write(reply.body)
+                try:
+                    self.wfile.write(reply.body)
+                except (BrokenPipeError, ConnectionResetError):
+                    pass  # the client gave up first (timeout tests)
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self._thread = threading.Thread(target=self._httpd.serve_forever, daemon=True)
+        self._thread = threading.Thread(
+            target=self._httpd.serve_forever, kwargs={"poll_interval": 0.02}, daemon=True
+        )
 
     @property
     def url(self) -> str:

@@ -31,7 +31,7 @@ S = SUMMARY_PREFIX + "\nS"
         ("tool", "user", "assistant", False),
         ("tool", "assistant", "user", False),
         ("user", "user", "assistant", False),
-        ("user", "assistant", "user", True),
+        ("user", "assistant", "assistant", True),
         ("system", "assistant", "user", False),
         ("system", "user", "user", True),  # CC-95 forced user-leading, prepended
         (None, "user", "user", True),
@@ -58,11 +58,16 @@ def test_note_appended_once_in_every_content_shape() -> None:
 def test_merge_into_string_list_and_none_tails() -> None:
     for content, check in [
         ("Fix it", lambda c: c == S + "\n\n" + END_MARKER + "\n\nFix it"),
-        ([{"type": "text", "text": "Fix"}], lambda c: c[0]["text"].startswith(SUMMARY_PREFIX) and c[1]["text"] == "Fix"),
+        (
+            [{"type": "text", "text": "Fix"}],
+            lambda c: c[0]["text"].startswith(SUMMARY_PREFIX) and c[1]["text"] == "Fix",
+        ),
         (None, lambda c: c == S + "\n\n" + END_MARKER),
     ]:
         tail = [{"role": "user", "content": content}, asst("a")]
-        out = assemble([sys_(), user("u"), asst("a")], S, tail, first_compaction=True, has_user_turn=True)
+        out = assemble(
+            [sys_(), user("u"), asst("a")], S, tail, first_compaction=True, has_user_turn=True
+        )
         assert out.merged and out.messages[3]["role"] == "user"
         assert check(out.messages[3]["content"])
         assert out.messages[3]["_compressed_summary"] is True

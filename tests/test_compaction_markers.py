@@ -49,7 +49,9 @@ def test_recognition() -> None:
     assert is_compaction_summary_message(SUMMARY_PREFIX + "\nx")
     assert is_compaction_summary_message(LEGACY_SUMMARY_PREFIX + " x")
     assert is_compaction_summary_message({"role": "user", "content": "[CONTEXT COMPACTION] x"})
-    assert is_compaction_summary_message({"role": "user", "content": "hi", "_compressed_summary": True})
+    assert is_compaction_summary_message(
+        {"role": "user", "content": "hi", "_compressed_summary": True}
+    )
     assert is_compaction_summary_message(
         {"role": "assistant", "content": [{"type": "text", "text": SUMMARY_PREFIX + "\nx"}]}
     )
@@ -63,7 +65,10 @@ def test_split_merged_and_standalone() -> None:
     assert split_summary_content(standalone) == ("S", None)
     as_list = {
         "role": "user",
-        "content": [{"type": "text", "text": f"{SUMMARY_PREFIX}\nS"}, {"type": "text", "text": "q"}],
+        "content": [
+            {"type": "text", "text": f"{SUMMARY_PREFIX}\nS"},
+            {"type": "text", "text": "q"},
+        ],
     }
     assert split_summary_content(as_list) == ("S", [{"type": "text", "text": "q"}])
 

@@ -257,9 +257,18 @@ def test_linear_time_on_large_inputs() -> None:
     dashes = "-" * 200_000
     word = "a" * 200_000
     start = time.perf_counter()
-    for text in (mixed, dashes, word, "password=" * 20_000, "://" * 50_000):
+    for text in (
+        mixed,
+        dashes,
+        word,
+        "password=" * 20_000,
+        "://" * 50_000,
+        "?&" * 100_000,
+        "api" * 70_000,
+        "sk-" * 70_000,
+    ):
         redact(text)
-    assert time.perf_counter() - start < 3.0
+    assert time.perf_counter() - start < 5.0  # ~0.8 s on an idle 2-core machine
 
 
 @settings(max_examples=200, deadline=None)

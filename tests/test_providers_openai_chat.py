@@ -157,7 +157,9 @@ def test_claude_on_openrouter_gets_cache_markers(replay: ReplayServer) -> None:
 
 def test_gpt_model_gets_no_cache_markers(replay: ReplayServer) -> None:
     replay.file("openai/chat_completion_cached.json")
-    model_for(replay).complete([{"role": "system", "content": "s"}, {"role": "user", "content": "u"}])
+    model_for(replay).complete(
+        [{"role": "system", "content": "s"}, {"role": "user", "content": "u"}]
+    )
     assert count_cache_markers(replay.last.body["messages"]) == 0
 
 
@@ -267,7 +269,9 @@ def test_vllm_max_tokens_too_large(replay: ReplayServer) -> None:
 
 
 def test_500_is_a_plain_provider_error(replay: ReplayServer) -> None:
-    replay.json({"error": {"message": "The server had an error while processing your request."}}, 500)
+    replay.json(
+        {"error": {"message": "The server had an error while processing your request."}}, 500
+    )
     with pytest.raises(ProviderError) as info:
         model_for(replay).complete([{"role": "user", "content": "x"}])
     assert type(info.value) is ProviderError

@@ -41,7 +41,10 @@ def session(
     store.create_session(sid, source=source, model="m1", parent_session_id=parent, title=title)
     store.append_messages(
         sid,
-        [{"role": "user" if i % 2 == 0 else "assistant", "content": t} for i, t in enumerate(texts)],
+        [
+            {"role": "user" if i % 2 == 0 else "assistant", "content": t}
+            for i, t in enumerate(texts)
+        ],
     )
     return sid
 

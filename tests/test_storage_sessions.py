@@ -25,7 +25,9 @@ from palimpsest.storage.sessions import SessionStore, default_db_path, new_sessi
 from palimpsest.usage import CanonicalUsage
 
 TRANSCRIPTS = sorted(
-    p for p in (Path(__file__).parent / "data" / "transcripts").rglob("*") if p.is_file()
+    p
+    for p in (Path(__file__).parent / "data" / "transcripts").rglob("*")
+    if p.is_file() and p.suffix != ".md"
 )
 LAYOUTS = ("inline", "external")
 
@@ -39,7 +41,9 @@ def store(tmp_path: Path) -> Any:
 def fts_ids(db: Path, table: str, match: str) -> list[int]:
     con = apsw.Connection(str(db))
     try:
-        return [r[0] for r in con.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (match,))]
+        return [
+            r[0] for r in con.execute(f"SELECT rowid FROM {table} WHERE {table} MATCH ?", (match,))
+        ]
     finally:
         con.close()
 
@@ -280,7 +284,9 @@ def test_switching_layout_rebuilds_and_keeps_search_working(tmp_path: Path) -> N
     path = tmp_path / "state.db"
     with SessionStore(path) as store:
         sid = store.create_session()
-        store.append_messages(sid, [{"role": "user", "content": f"note {i} otter"} for i in range(50)])
+        store.append_messages(
+            sid, [{"role": "user", "content": f"note {i} otter"} for i in range(50)]
+        )
     with SessionStore(path, fts_layout="external") as store:
         assert store.fts_layout == "external"
         assert store.verify() == []
@@ -315,7 +321,13 @@ def test_search_messages_runs_on_the_read_connection(store: SessionStore) -> Non
         sid,
         "assistant",
         "",
-        tool_calls=[{"id": "c", "type": "function", "function": {"name": "x", "arguments": '{"t": "deploy_prod_eu"}'}}],
+        tool_calls=[
+            {
+                "id": "c",
+                "type": "function",
+                "function": {"name": "x", "arguments": '{"t": "deploy_prod_eu"}'},
+            }
+        ],
     )
     hits = store.search_messages("deploy_prod_eu")
     assert [h["session_id"] for h in hits] == [sid]
@@ -338,7 +350,11 @@ def test_create_is_insert_or_ignore_and_end_reason_first_wins(store: SessionStor
     store.create_session("s1", "telegram", model="m1", model_config={"temperature": 0.1})
     store.ensure_session("s1", "cli", model="other")
     row = store.require_session("s1")
-    assert (row["source"], row["model"], row["model_config"]) == ("telegram", "m1", {"temperature": 0.1})
+    assert (row["source"], row["model"], row["model_config"]) == (
+        "telegram",
+        "m1",
+        {"temperature": 0.1},
+    )
     assert store.end_session("s1", "compression") is True
     assert store.end_session("s1", "reset") is False
     assert store.require_session("s1")["end_reason"] == "compression"
@@ -356,7 +372,10 @@ def test_counters_follow_the_spec(store: SessionStore) -> None:
     store.append_message("s1", "user", "a")
     store.append_message("s1", "user", "b")
     assert store.require_session("s1")["message_count"] == 2
-    calls = [{"id": f"c{i}", "type": "function", "function": {"name": "f", "arguments": "{}"}} for i in range(2)]
+    calls = [
+        {"id": f"c{i}", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+        for i in range(2)
+    ]
     store.append_messages(
         "s1",
         [
@@ -383,12 +402,22 @@ def test_token_counts_add_up_and_model_fills_only_once(store: SessionStore) -> N
     assert row["source"] == "unknown" and row["estimated_cost_usd"] == 0.25
     store.record_usage(
         "s1",
-        CanonicalUsage(input_tokens=10, output_tokens=5, cache_read_tokens=7, cache_write_tokens=3, reasoning_tokens=2),
+        CanonicalUsage(
+            input_tokens=10,
+            output_tokens=5,
+            cache_read_tokens=7,
+            cache_write_tokens=3,
+            reasoning_tokens=2,
+        ),
         cost_usd=0.5,
     )
     row = store.require_session("s1")
     assert (row["input_tokens"], row["cache_read_tokens"], row["cache_write_tokens"]) == (310, 7, 3)
-    assert (row["reasoning_tokens"], row["api_call_count"], row["estimated_cost_usd"]) == (2, 1, 0.75)
+    assert (row["reasoning_tokens"], row["api_call_count"], row["estimated_cost_usd"]) == (
+        2,
+        1,
+        0.75,
+    )
     store.update_token_counts("s1", 1, 2, absolute=True)
     assert store.require_session("s1")["input_tokens"] == 1
 
@@ -415,11 +444,34 @@ def test_message_fields_round_trip(store: SessionStore) -> None:
     sid = store.create_session()
     messages: list[dict[str, Any]] = [
         {"role": "system", "content": "be brief"},
-        {"role": "user", "content": [{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": "data:x"}}], "name": "ann"},
-        {"role": "assistant", "content": "ok", "reasoning": "think", "reasoning_details": [{"type": "r"}], "finish_reason": "stop"},
-        {"role": "user", "content": "summary", "_compressed_summary": True, "_compressed_summary_has_user_turn": False},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "look"},
+                {"type": "image_url", "image_url": {"url": "data:x"}},
+            ],
+            "name": "ann",
+        },
+        {
+            "role": "assistant",
+            "content": "ok",
+            "reasoning": "think",
+            "reasoning_details": [{"type": "r"}],
+            "finish_reason": "stop",
+        },
+        {
+            "role": "user",
+            "content": "summary",
+            "_compressed_summary": True,
+            "_compressed_summary_has_user_turn": False,
+        },
         {"role": "tool", "tool_call_id": "c9", "name": "read_file", "content": "text"},
-        {"role": "assistant", "tool_calls": [{"id": "c9", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {
+            "role": "assistant",
+            "tool_calls": [
+                {"id": "c9", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            ],
+        },
     ]
     store.append_messages(sid, messages)
     assert store.get_messages(sid) == messages
@@ -457,16 +509,23 @@ def test_delete_orphans_children_and_prefix_resolution(store: SessionStore) -> N
 def build_chain(store: SessionStore) -> dict[str, str]:
     """A -> B -> C -> D by compression, plus a delegate S created while A was live."""
     a = store.create_session("A", "telegram", model="m", title="Build API", user_id="u1")
-    store.append_messages(a, [{"role": "user", "content": "build the API"}, {"role": "assistant", "content": "A work"}])
+    store.append_messages(
+        a,
+        [{"role": "user", "content": "build the API"}, {"role": "assistant", "content": "A work"}],
+    )
     s = store.create_session("S", "subagent", parent_session_id=a)
     store.append_message(s, "user", "delegated task")
     store.database.write(
-        lambda con: con.execute("UPDATE sessions SET compression_fallback_streak = 2 WHERE id = 'A'")
+        lambda con: con.execute(
+            "UPDATE sessions SET compression_fallback_streak = 2 WHERE id = 'A'"
+        )
     )
     ids = {"A": a, "S": s}
     parent = a
     for name in ("B", "C", "D"):
-        seed = [{"role": "user", "content": f"[summary before {name}]", "_compressed_summary": True}]
+        seed = [
+            {"role": "user", "content": f"[summary before {name}]", "_compressed_summary": True}
+        ]
         ids[name] = store.start_continuation(parent, messages=seed, session_id=name)
         store.append_message(ids[name], "assistant", f"{name} work")
         parent = ids[name]
@@ -536,7 +595,13 @@ def test_branch_children_are_listed(store: SessionStore) -> None:
 def test_chain_export_is_the_original_history(store: SessionStore) -> None:
     build_chain(store)
     exported = store.export_session("C", chain=True)
-    assert [m["content"] for m in exported] == ["build the API", "A work", "B work", "C work", "D work"]
+    assert [m["content"] for m in exported] == [
+        "build the API",
+        "A work",
+        "B work",
+        "C work",
+        "D work",
+    ]
     assert store.export_session("C")[0]["_compressed_summary"] is True
     with pytest.raises(SessionNotFoundError):
         store.export_session("nope")

@@ -62,7 +62,9 @@ class TestRequestShape:
         assert s.last_model == "main-model"
 
     @pytest.mark.parametrize(("setting", "sent"), [(None, None), (999, 999)])
-    def test_max_tokens_setting(self, clock: FakeClock, setting: int | None, sent: int | None) -> None:
+    def test_max_tokens_setting(
+        self, clock: FakeClock, setting: int | None, sent: int | None
+    ) -> None:
         model = ScriptedChatModel([BODY])
         LLMSummarizer(model, max_tokens=setting, clock=clock).summarize(request())
         assert model.calls[0][2] == sent

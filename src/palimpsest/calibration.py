@@ -124,7 +124,7 @@ class EstimateCalibrator:
         state = self._models.get(_key(model))
         if state is None or rough_estimate <= 0:
             return int(rough_estimate)
-        return int(math.floor(rough_estimate * state.factor + 0.5))
+        return math.floor(rough_estimate * state.factor + 0.5)
 
     def state(self, model: str) -> ModelCalibration | None:
         return self._models.get(_key(model))
@@ -191,7 +191,9 @@ class EstimateCalibrator:
     __hash__ = None  # type: ignore[assignment]
 
     def __repr__(self) -> str:
-        parts = ", ".join(f"{k}={s.factor:.3f}x{s.samples}" for k, s in sorted(self._models.items()))
+        parts = ", ".join(
+            f"{k}={s.factor:.3f}x{s.samples}" for k, s in sorted(self._models.items())
+        )
         return f"EstimateCalibrator({parts})"
 
     def _clamp(self, value: float) -> float:

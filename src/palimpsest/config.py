@@ -106,15 +106,15 @@ class AuxiliarySettings(_Section):
 class MemorySettings(_Section):
     """``memory``: the L1 files, the external provider and the write scan (spec memory.md)."""
 
-    memory_char_limit: int = Field(2_200, gt=0)
-    user_char_limit: int = Field(1_375, gt=0)
+    memory_char_limit: int = Field(default=2_200, gt=0)
+    user_char_limit: int = Field(default=1_375, gt=0)
     provider: str | None = None
     """Name of the one external memory provider (entry point ``palimpsest.memory_providers``)."""
     threat_scan: Literal["standard", "strict"] = "standard"
-    prefetch_timeout: float = Field(8.0, gt=0)
-    flush_min_turns: int = Field(6, ge=0)
+    prefetch_timeout: float = Field(default=8.0, gt=0)
+    flush_min_turns: int = Field(default=6, ge=0)
     flush_before_compression: bool = True
-    nudge_interval: int = Field(10, ge=1)
+    nudge_interval: int = Field(default=10, ge=1)
 
 
 class ModelPriceSettings(_Section):

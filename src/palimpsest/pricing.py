@@ -89,7 +89,9 @@ def _anthropic(inp: float, out: float, *, long_context: bool = False) -> ModelPr
     tier = None
     if long_context:
         # Sonnet 4 / 4.5 above 200K prompt tokens: 2x input and cache, 1.5x output.
-        tier = ModelPrice(input=inp * 2, output=out * 1.5, cache_read=inp * 0.2, cache_write=inp * 2.5)
+        tier = ModelPrice(
+            input=inp * 2, output=out * 1.5, cache_read=inp * 0.2, cache_write=inp * 2.5
+        )
     return ModelPrice(
         input=inp,
         output=out,
@@ -231,9 +233,12 @@ def estimate_usage_cost(
     price, source = found
     if price.included:
         return CostEstimate(0.0, "included", source, "included")
-    if price.tier is not None and price.tier_threshold is not None:
-        if usage.prompt_tokens > price.tier_threshold:
-            price = replace(price.tier, tier=None)
+    if (
+        price.tier is not None
+        and price.tier_threshold is not None
+        and usage.prompt_tokens > price.tier_threshold
+    ):
+        price = replace(price.tier, tier=None)
 
     amount = 0.0
     for tokens, rate in (

@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
+from json.encoder import encode_basestring  # type: ignore[attr-defined]
 from typing import Any, Protocol, runtime_checkable
 
-from .messages.content import IMAGE_PART_TYPES, call_arguments, tool_calls_of
+from .messages.content import IMAGE_PART_TYPES, call_arguments, part_type, tool_calls_of
 
 __all__ = [
     "CHARS_PER_TOKEN",
@@ -31,6 +33,7 @@ __all__ = [
     "estimate_tokens_rough",
     "estimate_tools_tokens",
     "message_budget_tokens",
+    "message_chars",
     "serialize_for_estimate",
 ]
 
@@ -100,7 +103,7 @@ def _stub_images(value: Any) -> Any:
     if isinstance(value, list):
         return [_stub_images(v) for v in value]
     if isinstance(value, Mapping):
-        if value.get("type") in IMAGE_PART_TYPES:
+        if part_type(value) in IMAGE_PART_TYPES:
             return {"type": value.get("type"), "image": _IMAGE_STUB}
         return {k: _stub_images(v) for k, v in value.items()}
     return value
@@ -110,7 +113,7 @@ def _count_images(value: Any) -> int:
     if isinstance(value, list):
         return sum(_count_images(v) for v in value)
     if isinstance(value, Mapping):
-        if value.get("type") in IMAGE_PART_TYPES:
+        if part_type(value) in IMAGE_PART_TYPES:
             return 1
         return sum(_count_images(v) for v in value.values())
     return 0
@@ -132,6 +135,72 @@ def serialize_for_estimate(message: Mapping[str, Any]) -> tuple[str, int]:
     return json.dumps(visible, ensure_ascii=False, default=str), images
 
 
+_STR_CACHE_MIN = 256
+"""Strings at least this long have their escaped length memoized (by identity)."""
+
+_STR_CACHE_MAX = 262_144
+_escaped_len_cache: dict[int, tuple[str, int]] = {}
+
+
+def _escaped_len(text: str) -> int:
+    """``len(json.dumps(text, ensure_ascii=False))`` without building the JSON twice.
+
+    Long strings are memoized by object identity. A ``str`` is immutable, and the cache
+    keeps a reference to it so its id cannot be reused, so a cached length is always the
+    length of that exact value: estimating a growing transcript again only measures the
+    new messages.
+    """
+    if len(text) < _STR_CACHE_MIN:
+        return len(encode_basestring(text))
+    hit = _escaped_len_cache.get(id(text))
+    if hit is not None and hit[0] is text:
+        return hit[1]
+    length = len(encode_basestring(text))
+    if len(_escaped_len_cache) >= _STR_CACHE_MAX:
+        _escaped_len_cache.clear()
+    _escaped_len_cache[id(text)] = (text, length)
+    return length
+
+
+def _json_len(value: Any) -> tuple[int, int]:
+    """``(chars, images)`` of ``json.dumps(value, ensure_ascii=False, default=str)``.
+
+    Image parts are measured as their stub and counted separately (TK-05). Equal to the
+    length of the real serialization; a property test holds the two together.
+    """
+    if isinstance(value, str):
+        return _escaped_len(value), 0
+    if value is None or isinstance(value, bool | int | float):
+        return len(json.dumps(value)), 0
+    if isinstance(value, list | tuple):
+        chars, images = 2 + 2 * max(0, len(value) - 1), 0
+        for item in value:
+            c, i = _json_len(item)
+            chars += c
+            images += i
+        return chars, images
+    if isinstance(value, Mapping):
+        if part_type(value) in IMAGE_PART_TYPES:
+            stub = {"type": value.get("type"), "image": _IMAGE_STUB}
+            return len(json.dumps(stub, ensure_ascii=False, default=str)), 1
+        chars, images = 2 + 2 * max(0, len(value) - 1), 0
+        for key, item in value.items():
+            c, i = _json_len(item)
+            chars += len(json.dumps(str(key) if not isinstance(key, str) else key, ensure_ascii=False)) + 2 + c
+            images += i
+        return chars, images
+    return _escaped_len(str(value)), 0
+
+
+def message_chars(message: Mapping[str, Any]) -> tuple[int, int]:
+    """``(chars, images)`` the rough estimate measures for one message (TK-02, TK-05, TK-07).
+
+    Internal ``_`` keys are left out because they never reach a provider.
+    """
+    visible = {k: v for k, v in message.items() if not str(k).startswith("_")}
+    return _json_len(visible)
+
+
 def estimate_messages_tokens_rough(messages: Iterable[Mapping[str, Any]]) -> int:
     """Rough tokens of a message list: total serialized characters // 4, taken once (TK-02).
 
@@ -140,9 +209,9 @@ def estimate_messages_tokens_rough(messages: Iterable[Mapping[str, Any]]) -> int
     chars = 0
     images = 0
     for msg in messages:
-        text, n_images = serialize_for_estimate(msg)
-        chars += len(text)
-        images += n_images
+        c, i = message_chars(msg)
+        chars += c
+        images += i
     return chars // CHARS_PER_TOKEN + images * IMAGE_TOKENS
 
 
@@ -191,7 +260,7 @@ def content_budget_chars(content: Any) -> int:
             if isinstance(part, str):
                 total += len(part)
             elif isinstance(part, Mapping):
-                if part.get("type") in IMAGE_PART_TYPES:
+                if part_type(part) in IMAGE_PART_TYPES:
                     total += IMAGE_BUDGET_CHARS
                 else:
                     text = part.get("text")
@@ -258,10 +327,13 @@ class ExactCounter:
     reply_priming = 3
 
     def __init__(self, encoding: str = "o200k_base", cache_size: int = EXACT_CACHE_SIZE) -> None:
-        from bpe_openai import get_encoding
-
         self.name = encoding
-        self._encoding = get_encoding(encoding)
+        with warnings.catch_warnings():
+            # bpe-openai loads its vocabularies through a deprecated importlib.resources call.
+            warnings.simplefilter("ignore", DeprecationWarning)
+            from bpe_openai import get_encoding
+
+            self._encoding = get_encoding(encoding)
         self._cache: OrderedDict[bytes, int] = OrderedDict()
         self._cache_size = cache_size
         self.encoded_messages = 0

@@ -8,12 +8,10 @@ from __future__ import annotations
 
 import typer
 
+from . import sessions_search  # noqa: F401  (registers `sessions search`)
 from .compress import compress_command
 from .memory import memory_app
 from .sessions import sessions_app
-
-# 4b: `sessions search` registers itself on sessions_app; import its module here:
-# from . import sessions_search  # noqa: F401
 
 app = typer.Typer(
     name="palimpsest",

@@ -17,7 +17,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ..config import load_settings
-from ..errors import MemoryToolError
+from ..errors import MemoryCapacityError, MemoryMatchError, MemoryToolError
 from ..memory.entries import BLOCKED_PREFIX, FILE_NAMES, Target, join_entries
 from ..memory.store import MemoryStore, WriteResult
 from .common import fail, handle_errors
@@ -61,7 +61,11 @@ def _write(action: str, user: bool, *args: str) -> None:
         except MemoryToolError as exc:
             # Capacity errors list the entries on later lines; the CLI keeps one line.
             first = str(exc).split("\n", 1)[0]
-            fail(f"{first} (see 'palimpsest memory show{' --user' if user else ''}')")
+            if isinstance(exc, MemoryCapacityError | MemoryMatchError):
+                first += (
+                    f" Run 'palimpsest memory show{' --user' if user else ''}' to see the entries."
+                )
+            fail(first)
     console.print(escape(result.message))
     console.print(usage_line(target, result.usage_chars, result.limit))
 

@@ -87,8 +87,12 @@ def list_command(
     if not found:
         err_console.print("No sessions stored yet.")
         return
-    table = Table("id", "title", "source", "msgs", "tokens", "cost", "started", "last active")
-    table.add_column("preview", overflow="fold")
+    table = Table()
+    table.add_column("id", no_wrap=True)
+    table.add_column("title", min_width=14, overflow="fold")
+    for name in ("source", "msgs", "tokens", "cost", "last active"):
+        table.add_column(name, no_wrap=True, overflow="ellipsis")
+    table.add_column("preview", ratio=1, min_width=10, overflow="fold")
     for row in found:
         chain = f" (+{row['chain_length'] - 1})" if row["chain_length"] > 1 else ""
         table.add_row(
@@ -98,7 +102,6 @@ def list_command(
             str(row["message_count"] or 0),
             f"{row['total_tokens']:,}",
             _cost(row["estimated_cost_usd"]),
-            _when(row["started_at"]),
             _when(row["last_active"]),
             row["preview"],
         )

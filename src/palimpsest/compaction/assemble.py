@@ -89,7 +89,7 @@ def choose_summary_role(
         flipped: Role = "assistant" if role == "user" else "user"
         if flipped != head_role:
             return flipped, False
-        return role, True
+        return role, True  # merged: the summary takes tail[0]'s role, which equals ``role``
     return role, False
 
 

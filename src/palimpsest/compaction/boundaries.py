@@ -41,8 +41,14 @@ def align_forward(messages: Messages, idx: int) -> int:
 
 
 def align_backward(messages: Messages, idx: int) -> int:
-    """Pull a cut inside a tool group back before the assistant that opened it (CC-48)."""
-    if idx <= 0 or idx >= len(messages):
+    """Pull a cut inside a tool group back before the assistant that opened it (CC-48).
+
+    Only a cut that lands *on* a tool result splits a group. A cut at a user or assistant
+    message right after a finished group leaves the group whole in the middle, so it stays
+    put; moving it anyway (as the reference code does) would pull a finished group into
+    the tail and contradicts the seed's own before/after example.
+    """
+    if idx <= 0 or idx >= len(messages) or role_of(messages[idx]) != "tool":
         return idx
     check = idx - 1
     while check >= 0 and role_of(messages[check]) == "tool":

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from ..summarizers.base import Summarizer, SummaryRequest, SupportsCooldown
 from ..summarizers.extractive import ExtractiveSummarizer
 from ..tokens import RoughCounter, TokenCounter
-from .assemble import assemble
+from .assemble import assemble, sanitize_tool_pairs
 from .boundaries import MIN_TAIL_MESSAGES, align_forward, find_tail_cut
 from .engine import ContextEngine
 from .markers import (
@@ -114,6 +114,7 @@ class ContextCompressor(ContextEngine):
         summary_template: Literal["handoff", "classic"] = "handoff",
         fallback_summary: Literal["static", "deterministic"] = "deterministic",
         orphan_call_policy: Literal["stub", "strip"] = "stub",
+        refuse_if_grow: bool = True,
         quiet_mode: bool = False,
         status_callback: Callable[[str], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -139,6 +140,7 @@ class ContextCompressor(ContextEngine):
         self.summary_template: Literal["handoff", "classic"] = summary_template
         self.fallback_summary: Literal["static", "deterministic"] = fallback_summary
         self.orphan_call_policy: Literal["stub", "strip"] = orphan_call_policy
+        self.refuse_if_grow = refuse_if_grow
         self.quiet_mode = quiet_mode
         self.status_callback = status_callback
         self._clock = clock
@@ -184,6 +186,7 @@ class ContextCompressor(ContextEngine):
         self.last_summary_dropped_count = 0
         self.last_summary_fallback_used = False
         self.last_summary_error: str | None = None
+        self.last_compress_refused_would_grow = False
 
     def update_model(
         self,
@@ -383,6 +386,7 @@ class ContextCompressor(ContextEngine):
             )
 
         # Phase 3: summary.
+        previous_before = self.previous_summary
         request = self._summary_request(turns, earlier, focus_topic, memory_context)
         stats.summary_budget = request.budget_tokens
         body = self._generate_summary(request)
@@ -400,6 +404,12 @@ class ContextCompressor(ContextEngine):
             orphan_call_policy=self.orphan_call_policy,
         )
         result = assembly.messages
+        after_tokens = self._count(result)
+        if self.refuse_if_grow and after_tokens >= stats.before_tokens:
+            # A summary larger than what it replaces only burns context (CC-115).
+            self.previous_summary = previous_before
+            self.last_compress_refused_would_grow = True
+            return self._no_op(source, stats, "the summary would not shrink the conversation")
         self.compression_count += 1
         stats.compressed = True
         stats.summary_role = assembly.summary_role
@@ -407,15 +417,20 @@ class ContextCompressor(ContextEngine):
         stats.summary_tokens = self.token_counter.count_text(body)
         stats.removed_orphan_results = assembly.sanitize.removed_results
         stats.stubbed_calls = assembly.sanitize.stubbed_calls
+        stats.after_tokens = after_tokens
         self._after_compaction(result, stats)
         return result
 
     def _no_op(
         self, messages: Sequence[dict[str, Any]], stats: CompressionStats, reason: str
     ) -> list[dict[str, Any]]:
-        """A pass that summarized nothing still counts as ineffective (CC-19)."""
+        """A pass that summarized nothing still counts as ineffective (CC-19).
+
+        The list still goes through the tool-pair sanitizer: whatever ``compress`` returns
+        is a valid provider sequence, even when the input was not (CE-03).
+        """
         self.ineffective_compression_count += 1
-        result = [dict(m) for m in messages]
+        result, _ = sanitize_tool_pairs([dict(m) for m in messages], self.orphan_call_policy)
         stats.reason = reason
         stats.after_messages = len(result)
         stats.after_tokens = self._count(result)
@@ -463,15 +478,19 @@ class ContextCompressor(ContextEngine):
         has_user = any(is_real_user_message(m) for m in turns) or bool(earlier)
         previous = redact(self.previous_summary) if self.previous_summary else None
         focus = redact(focus_topic) if focus_topic else None
-        prompt = render_summary_prompt(
-            serialize_turns(turns),
-            budget=budget,
-            previous_summary=previous,
-            focus_topic=focus,
-            template=self.summary_template,
-        )
-        if memory_context:
-            prompt = f"{prompt}\n\n{memory_context_block(memory_context)}"
+        prompt = ""
+        if getattr(self.summarizer, "needs_prompt", True):
+            # Rendering serializes and redacts up to 160K characters; skip it for
+            # summarizers that read the turns themselves.
+            prompt = render_summary_prompt(
+                serialize_turns(turns),
+                budget=budget,
+                previous_summary=previous,
+                focus_topic=focus,
+                template=self.summary_template,
+            )
+            if memory_context:
+                prompt = f"{prompt}\n\n{memory_context_block(memory_context)}"
         return SummaryRequest(
             turns=turns,
             previous_summary=previous,
@@ -536,7 +555,6 @@ class ContextCompressor(ContextEngine):
 
     def _after_compaction(self, result: list[dict[str, Any]], stats: CompressionStats) -> None:
         stats.after_messages = len(result)
-        stats.after_tokens = self._count(result)
         stats.fallback_used = stats.fallback_used or self.last_summary_fallback_used
         if stats.savings_pct < INEFFECTIVE_SAVINGS_PCT:
             self.ineffective_compression_count += 1

@@ -11,7 +11,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from ..messages.content import content_text, role_of
+from ..messages.content import content_text, part_type, role_of
 
 __all__ = [
     "COMPACTION_NOTE",
@@ -156,7 +156,7 @@ def _is_blank_content(content: Any) -> bool:
                 if part.strip():
                     return False
             elif isinstance(part, Mapping):
-                if part.get("type") in _BLANK_TEXT_TYPES:
+                if part_type(part) in _BLANK_TEXT_TYPES:
                     if str(part.get("text") or "").strip():
                         return False
                 else:

@@ -134,7 +134,8 @@ _ASSIGNMENT = re.compile(
 )
 # --password x / --db-token=x ; a following flag (--password --user) is not a value.
 _CLI_FLAG = re.compile(
-    rf"(--[A-Za-z0-9_-]{{0,40}}?(?:{_KEY_WORDS})(?![A-Za-z0-9_-])(?:=|[ \t]+))"
+    # (?<!-) and the letter after "--" make a run of dashes fail at once, position by position
+    rf"((?<!-)--(?=[A-Za-z])[A-Za-z0-9_-]{{0,40}}?(?:{_KEY_WORDS})(?![A-Za-z0-9_-])(?:=|[ \t]+))"
     rf"(?:(?!\\?[\"']\[REDACTED\])({_QUOTED})|(?!-){_NOT_A_VALUE}({_BARE}))",
     re.IGNORECASE,
 )
@@ -191,9 +192,14 @@ class _Pass:
     pattern: re.Pattern[str]
     replacement: Replacement
     ignore_case: bool = False
+    regex_scan: bool = False  # short, common anchors: let the regex engine scan in C
 
     def apply(self, text: str, lowered: str) -> str:
         haystack = lowered if self.ignore_case else text
+        if self.regex_scan:
+            if not any(anchor in haystack for anchor in self.anchors):
+                return text
+            return self.pattern.sub(self.replacement, text)
         if self.ignore_case and len(lowered) != len(text):
             # Unicode case folding changed lengths, so offsets would not line up.
             return self.pattern.sub(self.replacement, text)
@@ -234,10 +240,10 @@ _PASSES: tuple[_Pass, ...] = (
     *(_Pass(anchors, pattern, REDACTED) for anchors, pattern in _TOKEN_PATTERNS),
     _Pass(("://",), _URL_CREDENTIALS, rf"\1{REDACTED}"),
     _Pass(("hooks.slack.com",), _SLACK_HOOK, rf"\1{REDACTED}", ignore_case=True),
-    _Pass(("?", "&"), _QUERY_PARAM, rf"\1{REDACTED}", ignore_case=True),
+    _Pass(("?", "&"), _QUERY_PARAM, rf"\1{REDACTED}", ignore_case=True, regex_scan=True),
     _Pass(("authorization",), _AUTH_HEADER, rf"\1{REDACTED}", ignore_case=True),
     _Pass(("bearer",), _BEARER, rf"\1{REDACTED}", ignore_case=True),
-    _Pass(("--",), _CLI_FLAG, _quoted_replacement),
+    _Pass(("--",), _CLI_FLAG, _quoted_replacement, regex_scan=True),
     _Pass(_KEY_ANCHORS, _ASSIGNMENT, _assignment_replacement, ignore_case=True),
 )
 

@@ -121,11 +121,11 @@ def fts_query(text: str) -> str:
     Stop words are dropped (unless nothing else is left) and the number of terms is capped;
     ``""`` means there is nothing to search for.
     """
-    import apsw.fts5query
-
     words = list(dict.fromkeys(w.lower() for w in _WORD.findall(text)))
     kept = [w for w in words if w not in _STOPWORDS] or words
-    return " OR ".join(apsw.fts5query.quote(w) for w in kept[:MAX_QUERY_TERMS])
+    # Every term is a quoted string, so FTS5 operators and syntax in the user's text are
+    # plain words; ``\w+`` tokens contain no quote, the doubling is belt and braces.
+    return " OR ".join('"' + w.replace('"', '""') + '"' for w in kept[:MAX_QUERY_TERMS])
 
 
 class Fact:

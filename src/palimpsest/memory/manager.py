@@ -30,8 +30,10 @@ from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from ..compaction.markers import is_compaction_summary_message
 from ..compaction.redact import redact
 from ..config import home_dir
+from ..messages import content_text, role_of
 from .fences import (
     StreamingContextScrubber,
     build_memory_context_block,
@@ -304,7 +306,11 @@ class MemoryManager:
 
     def prefetch_all(self, query: str) -> str:
         """Recalled text of every provider for ``query``, joined by a blank line (MEM-46)."""
-        texts = self._each("prefetch", query, session_id=self.session_id)[:1]
+        try:
+            texts = [self.builtin.prefetch(query, session_id=self.session_id)]
+        except Exception:
+            log.warning("the built-in memory provider failed in prefetch", exc_info=True)
+            texts = []
         deadline = time.monotonic() + self.prefetch_timeout
         texts += [self._prefetch_external(p, query, deadline) for p in self._providers[1:]]
         return "\n\n".join(t for t in texts if isinstance(t, str) and t.strip())
@@ -324,8 +330,6 @@ class MemoryManager:
         returned list. ``query`` defaults to the text of the last user message.
         """
         if query is None:
-            from ..messages import content_text, role_of
-
             users = [m for m in messages if role_of(m) == "user"]
             query = content_text(users[-1].get("content")) if users else ""
         return inject_memory_context(messages, self.memory_context_block(query))
@@ -337,12 +341,23 @@ class MemoryManager:
             bound: Callable[..., Any] = getattr(provider, method)
             self._worker.submit(bound, *args, **kwargs)
 
-    def sync_all(self, user_content: str, assistant_content: str) -> None:
-        """Persist a finished turn to every provider, in turn order, in the background."""
-        self.builtin.sync_turn(user_content, assistant_content, session_id=self.session_id)
-        self._submit_external(
-            "sync_turn", redact(user_content), redact(assistant_content), session_id=self.session_id
+    def sync_all(self, user_content: Any, assistant_content: Any) -> None:
+        """Persist a finished turn to every provider, in turn order, in the background.
+
+        Multimodal content is flattened to text, secrets are redacted, and a compaction
+        summary posing as a user turn is never synced: providers must not learn stale
+        tasks as user facts (MEM-53).
+        """
+        user = user_content if isinstance(user_content, str) else content_text(user_content)
+        reply = (
+            assistant_content
+            if isinstance(assistant_content, str)
+            else content_text(assistant_content)
         )
+        if is_compaction_summary_message(user):
+            return
+        self.builtin.sync_turn(user, reply, session_id=self.session_id)
+        self._submit_external("sync_turn", redact(user), redact(reply), session_id=self.session_id)
 
     def queue_prefetch_all(self, query: str) -> None:
         """Warm up the next turn's prefetch on the same worker (after pending syncs)."""

@@ -58,9 +58,18 @@ def role_of(message: Mapping[str, Any]) -> str:
     return role if isinstance(role, str) else ""
 
 
+def part_type(part: Any) -> str | None:
+    """A content part's ``type`` when it is a string (messy input may hold anything)."""
+    if isinstance(part, Mapping):
+        kind = part.get("type")
+        if isinstance(kind, str):
+            return kind
+    return None
+
+
 def is_image_part(part: Any) -> bool:
     """True for an image content part (``image_url``, ``input_image`` or ``image``)."""
-    return isinstance(part, Mapping) and part.get("type") in IMAGE_PART_TYPES
+    return part_type(part) in IMAGE_PART_TYPES
 
 
 def part_text(part: Any) -> str:
@@ -68,7 +77,7 @@ def part_text(part: Any) -> str:
     if isinstance(part, str):
         return part
     if isinstance(part, Mapping) and (
-        part.get("type") in TEXT_PART_TYPES or ("text" in part and "type" not in part)
+        part_type(part) in TEXT_PART_TYPES or ("text" in part and "type" not in part)
     ):
         text = part.get("text")
         return text if isinstance(text, str) else ""
@@ -113,7 +122,7 @@ def render_content(content: Any) -> str:
             continue
         if isinstance(part, str) or (
             isinstance(part, Mapping)
-            and (part.get("type") in TEXT_PART_TYPES or ("text" in part and "type" not in part))
+            and (part_type(part) in TEXT_PART_TYPES or ("text" in part and "type" not in part))
         ):
             continue  # an empty text part is no attachment: it renders as nothing
         if is_image_part(part):

@@ -25,7 +25,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import Any
 
-from .content import Message
+from .content import Message, part_type
 from .formats_common import (
     ConversionError,
     Record,
@@ -57,7 +57,7 @@ def looks_like_codex(value: Any) -> bool:
     return (
         kind == "message"
         and isinstance(content, list)
-        and any(isinstance(p, Mapping) and p.get("type") in _RESPONSES_PARTS for p in content)
+        and any(part_type(p) in _RESPONSES_PARTS for p in content)
     )
 
 

@@ -14,6 +14,7 @@ The module is named ``anthropic_messages`` so that ``import anthropic`` means th
 from __future__ import annotations
 
 import importlib
+import inspect
 import json
 import os
 from collections.abc import Iterable, Mapping, Sequence
@@ -38,6 +39,10 @@ __all__ = ["ANTHROPIC_ERRORS", "DEFAULT_MAX_TOKENS", "AnthropicChatModel"]
 
 DEFAULT_MAX_TOKENS = 4096
 """Sent when the caller gives no ``max_tokens``; the Messages API requires one."""
+
+STREAM_ABOVE_MAX_TOKENS = 21_333
+"""Above this cap the SDK refuses a non-streaming call (it could outlast 10 minutes), so
+the backend streams and accumulates instead; the caller sees no difference."""
 
 _STATUS_ERRORS = (
     "APIStatusError",
@@ -109,6 +114,25 @@ def _dump(obj: Any) -> Any:
     """SDK pydantic objects as plain dicts (so that old and new SDK versions read alike)."""
     dump = getattr(obj, "model_dump", None)
     return dump() if callable(dump) else obj
+
+
+def _fit_signature(create: Any, request: dict[str, Any]) -> dict[str, Any]:
+    """Move keywords this SDK version's ``create`` does not name into ``extra_body``.
+
+    SDK signatures differ between versions (a newer ``anthropic`` drops ``temperature``,
+    servers behind ``openai`` take ``top_k``); the API still reads them from the body.
+    """
+    try:
+        params = inspect.signature(create).parameters
+    except (TypeError, ValueError):
+        return request
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return request
+    known = {k: v for k, v in request.items() if k in params}
+    extra = {k: v for k, v in request.items() if k not in params}
+    if extra:
+        known["extra_body"] = {**extra, **(known.get("extra_body") or {})}
+    return known
 
 
 class AnthropicChatModel:
@@ -244,11 +268,13 @@ class AnthropicChatModel:
     ) -> Completion:
         stream = bool(options.pop("stream", False))
         request = self.build_request(messages, tools, max_tokens, options)
+        stream = stream or request["max_tokens"] > STREAM_ABOVE_MAX_TOKENS
         with translating(ANTHROPIC_ERRORS, "anthropic", self._info(request, request["max_tokens"])):
+            create = self.client.messages.create
             if stream:
-                events = self.client.messages.create(**request, stream=True)
+                events = create(**_fit_signature(create, {**request, "stream": True}))
                 return completion_from_events(events)
-            response = self.client.messages.create(**request)
+            response = create(**_fit_signature(create, request))
         return completion_from_message(response)
 
     async def acomplete(
@@ -260,11 +286,13 @@ class AnthropicChatModel:
     ) -> Completion:
         stream = bool(options.pop("stream", False))
         request = self.build_request(messages, tools, max_tokens, options)
+        stream = stream or request["max_tokens"] > STREAM_ABOVE_MAX_TOKENS
         with translating(ANTHROPIC_ERRORS, "anthropic", self._info(request, request["max_tokens"])):
+            create = self.async_client.messages.create
             if stream:
-                events = await self.async_client.messages.create(**request, stream=True)
+                events = await create(**_fit_signature(create, {**request, "stream": True}))
                 return completion_from_events([event async for event in events])
-            response = await self.async_client.messages.create(**request)
+            response = await create(**_fit_signature(create, request))
         return completion_from_message(response)
 
 

@@ -125,7 +125,10 @@ def _stripped(message: Mapping[str, Any]) -> dict[str, Any]:
             part.pop("cache_control", None)
     if had_part_marker:
         texts = [p for p in content if isinstance(p, dict) and set(p) == {"type", "text"}]
-        plain = len(texts) == len(content) and all(p["type"] == "text" for p in texts)
+        # Decoration never makes an empty text part, so only non-empty ones are undone.
+        plain = len(texts) == len(content) and all(
+            p["type"] == "text" and isinstance(p["text"], str) and p["text"] for p in texts
+        )
         if plain and len(content) == 1:
             out["content"] = texts[0]["text"]
         elif plain and len(content) == 2 and role_of(out) == "system":

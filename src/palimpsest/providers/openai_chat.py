@@ -15,6 +15,7 @@ The module is named ``openai_chat`` so that ``import openai`` inside it means th
 from __future__ import annotations
 
 import importlib
+import inspect
 import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
@@ -54,6 +55,9 @@ OPENAI_ERRORS: dict[str, str] = {
 }
 """Every exception class the ``openai`` SDK exports -> how the edge reads it."""
 
+# The final chunk then carries the usage (choices empty), as OpenAI and most servers do.
+_STREAM = {"stream": True, "stream_options": {"include_usage": True}}
+
 
 def _sdk() -> Any:
     try:
@@ -66,6 +70,25 @@ def _get(obj: Any, key: str) -> Any:
     if isinstance(obj, Mapping):
         return obj.get(key)
     return getattr(obj, key, None)
+
+
+def _fit_signature(create: Any, request: dict[str, Any]) -> dict[str, Any]:
+    """Move keywords this SDK version's ``create`` does not name into ``extra_body``.
+
+    SDK signatures differ between versions (a newer ``anthropic`` drops ``temperature``,
+    servers behind ``openai`` take ``top_k``); the API still reads them from the body.
+    """
+    try:
+        params = inspect.signature(create).parameters
+    except (TypeError, ValueError):
+        return request
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return request
+    known = {k: v for k, v in request.items() if k in params}
+    extra = {k: v for k, v in request.items() if k not in params}
+    if extra:
+        known["extra_body"] = {**extra, **(known.get("extra_body") or {})}
+    return known
 
 
 class OpenAIChatModel:
@@ -198,12 +221,11 @@ class OpenAIChatModel:
         stream = bool(options.pop("stream", False))
         request = self.build_request(messages, tools, max_tokens, options)
         with translating(OPENAI_ERRORS, "openai", self._info(request, max_tokens)):
+            create = self.client.chat.completions.create
             if stream:
-                chunks = self.client.chat.completions.create(
-                    **request, stream=True, stream_options={"include_usage": True}
-                )
+                chunks = create(**_fit_signature(create, {**request, **_STREAM}))
                 return completion_from_chunks(chunks)
-            response = self.client.chat.completions.create(**request)
+            response = create(**_fit_signature(create, request))
         return completion_from_response(response)
 
     async def acomplete(
@@ -216,13 +238,11 @@ class OpenAIChatModel:
         stream = bool(options.pop("stream", False))
         request = self.build_request(messages, tools, max_tokens, options)
         with translating(OPENAI_ERRORS, "openai", self._info(request, max_tokens)):
+            create = self.async_client.chat.completions.create
             if stream:
-                chunks = await self.async_client.chat.completions.create(
-                    **request, stream=True, stream_options={"include_usage": True}
-                )
-                collected = [chunk async for chunk in chunks]
-                return completion_from_chunks(collected)
-            response = await self.async_client.chat.completions.create(**request)
+                chunks = await create(**_fit_signature(create, {**request, **_STREAM}))
+                return completion_from_chunks([chunk async for chunk in chunks])
+            response = await create(**_fit_signature(create, request))
         return completion_from_response(response)
 
 

@@ -62,6 +62,7 @@ _HANDLED = {"role", "content", "tool_calls", "name", "_compressed_summary", *_PL
 _DERIVED_NAME = "_palimpsest_derived_tool_name"
 _JSON_KEYS = "_palimpsest_json_keys"
 _NO_CONTENT = "_palimpsest_no_content"
+_NULL_KEYS = "_palimpsest_null_keys"
 
 
 def _dumps(value: Any) -> str:
@@ -119,13 +120,17 @@ def encode_message(
     if role == "tool" and isinstance(name, str):
         row["tool_name"] = name
     else:
-        if name is not None:
+        if "name" in message and name is not None:
             extra["name"] = name
         row["tool_name"] = tool_name if role == "tool" else None
         if row["tool_name"] is not None:
             extra[_DERIVED_NAME] = True
     if json_keys:
         extra[_JSON_KEYS] = json_keys
+    # A key present with the value None has no column value to tell it from "absent".
+    nulls = [k for k in _HANDLED - {"role", "content"} if k in message and message[k] is None]
+    if nulls:
+        extra[_NULL_KEYS] = sorted(nulls)
     row["extra"] = _dumps(extra) if extra else None
     return row
 
@@ -151,6 +156,8 @@ def decode_row(row: Mapping[str, Any]) -> Message:
             message[key] = json.loads(value) if key in json_keys else value
     if row.get("_compressed_summary"):
         message["_compressed_summary"] = True
+    for key in extra.pop(_NULL_KEYS, ()):
+        message[key] = None
     message.update(extra)
     return message
 

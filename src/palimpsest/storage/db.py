@@ -27,7 +27,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -327,10 +327,8 @@ class Database:
                 self._reader.close()
                 self._reader = None
             if self._con is not None:
-                try:
+                with suppress(apsw.Error):
                     self._con.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
-                except apsw.Error:
-                    pass
                 self._con.close()
 
     @property

@@ -146,7 +146,7 @@ def _preview(con: apsw.Connection, session_id: str) -> str:
         return ""
     raw, is_json = found[0]
     if is_json:
-        raw = content_text(json.loads(raw))
+        raw = content_text(json.loads(str(raw)))
     text = " ".join(str(raw).split())
     return text[:PREVIEW_CHARS] + "..." if len(text) > PREVIEW_CHARS else text
 

@@ -27,19 +27,24 @@ from __future__ import annotations
 
 import time
 from collections.abc import Callable
+from functools import partial
 from typing import Literal
 
 import apsw
 
+from ..errors import StorageError
+from .db import Database
+
 __all__ = [
     "FTS_LAYOUTS",
+    "INDEXED_TEXT",
     "MIGRATIONS",
     "FtsLayout",
-    "INDEXED_TEXT",
     "applied_migrations",
     "fts_support",
     "install_fts",
     "migration",
+    "open_schema",
     "pending_migrations",
     "schema_version",
 ]
@@ -112,7 +117,7 @@ def schema_version(con: apsw.Connection) -> int:
     return int(found[0][0] or 0)
 
 
-def apply_migration(con: apsw.Connection, name: str) -> bool:
+def apply_migration(con: apsw.Connection, *, name: str) -> bool:
     """Apply one migration inside the caller's transaction; False when it already ran."""
     _ensure_bookkeeping(con)
     if name in applied_migrations(con):
@@ -215,7 +220,7 @@ def install_fts(con: apsw.Connection, layout: FtsLayout, *, with_trigram: bool) 
 
 def get_meta(con: apsw.Connection, key: str) -> str | None:
     found = con.execute("SELECT value FROM state_meta WHERE key = ?", (key,)).fetchall()
-    return None if not found else found[0][0]
+    return None if not found or found[0][0] is None else str(found[0][0])
 
 
 def set_meta(con: apsw.Connection, key: str, value: str) -> None:
@@ -229,6 +234,47 @@ def set_meta(con: apsw.Connection, key: str, value: str) -> None:
 def table_exists(con: apsw.Connection, name: str) -> bool:
     found = con.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (name,)).fetchall()
     return bool(found)
+
+
+# -- opening a store -------------------------------------------------------------------
+
+
+def open_schema(db: Database, wanted: FtsLayout | None = None) -> tuple[bool, bool]:
+    """Migrate ``db`` to the current schema and set up its FTS layout.
+
+    Returns ``(has_fts5, has_trigram)``. ``wanted`` switches the FTS layout; ``None`` keeps
+    the file's. A database written by a newer palimpsest is refused untouched.
+    """
+    has_fts5, has_trigram = fts_support(db.writer)
+
+    def check(con: apsw.Connection) -> list[str]:
+        done = applied_migrations(con)
+        version = schema_version(con)
+        if any(name not in MIGRATIONS for name in done) or version > len(MIGRATIONS):
+            raise StorageError(
+                f"{db.path}: the database was written by a newer palimpsest "
+                f"(schema version {version}); upgrade palimpsest to open it",
+                path=db.path,
+            )
+        return done
+
+    done = db.write(check)
+    for name in MIGRATIONS:
+        if name not in done:
+            db.write(partial(apply_migration, name=name))
+
+    def ensure_fts(con: apsw.Connection) -> None:
+        current = get_meta(con, "fts_layout")
+        layout: FtsLayout = wanted or ("external" if current == "external" else DEFAULT_FTS_LAYOUT)
+        missing = not table_exists(con, "messages_fts") or (
+            has_trigram and not table_exists(con, "messages_fts_trigram")
+        )
+        if missing or current != layout:
+            install_fts(con, layout, with_trigram=has_trigram)
+
+    if has_fts5:
+        db.write(ensure_fts)
+    return has_fts5, has_trigram
 
 
 # -- the migrations -------------------------------------------------------------------

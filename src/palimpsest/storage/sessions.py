@@ -27,48 +27,25 @@ from typing import Any
 import apsw
 
 from ..config import home_dir
-from ..errors import SessionNotFoundError, StorageError
+from ..errors import SessionNotFoundError
 from ..messages import Message
-from ..usage import CanonicalUsage
 from . import lineage as _lineage
+from .accounting import TokenAccounting
 from .codec import MESSAGE_COLUMNS, call_names, count_tool_calls, decode_row, encode_message
-from .db import Database, RetryPolicy, Tracer, rows
-from .schema import (
-    DEFAULT_FTS_LAYOUT,
-    MIGRATIONS,
-    FtsLayout,
-    applied_migrations,
-    apply_migration,
-    fts_support,
-    get_meta,
-    install_fts,
-    schema_version,
-    table_exists,
+from .db import Database, RetryPolicy, Tracer
+from .schema import FtsLayout, install_fts, open_schema, schema_version
+from .titles import escape_like, sanitize_title
+from .writes import (
+    check_title_free,
+    insert_continuation,
+    insert_messages,
+    seed_key,
+    session_exists,
 )
-from .titles import escape_like, next_title_in_lineage, sanitize_title
 
 __all__ = ["DB_FILENAME", "SessionStore", "default_db_path", "new_session_id"]
 
 DB_FILENAME = "state.db"
-
-#: Session fields a compression continuation copies from its parent (SS-10, SS-37).
-_INHERITED = (
-    "user_id",
-    "model_config",
-    "compression_failure_cooldown_until",
-    "compression_failure_error",
-    "compression_fallback_streak",
-    "compression_ineffective_count",
-)
-
-_COUNTERS = (
-    "input_tokens",
-    "output_tokens",
-    "cache_read_tokens",
-    "cache_write_tokens",
-    "reasoning_tokens",
-    "api_call_count",
-)
 
 
 def default_db_path() -> Path:
@@ -81,7 +58,7 @@ def new_session_id() -> str:
     return f"{datetime.now():%Y%m%d_%H%M%S}_{secrets.token_hex(3)}"
 
 
-class SessionStore:
+class SessionStore(TokenAccounting):
     """The session store on one SQLite file (see the module docstring).
 
     ``fts_layout`` (``"inline"`` or ``"external"``) switches the full-text layout when it
@@ -100,50 +77,12 @@ class SessionStore:
         self.path = Path(path).expanduser() if path is not None else default_db_path()
         self._db = Database(self.path, retry=retry, tracer=tracer)
         try:
-            self.has_fts5, self.has_trigram = fts_support(self._db.writer)
-            self._migrate()
-            self._ensure_fts(fts_layout)
+            self.has_fts5, self.has_trigram = open_schema(self._db, fts_layout)
         except BaseException:
             self._db.close()
             raise
 
     # -- opening, closing ----------------------------------------------------------------
-
-    def _migrate(self) -> None:
-        known = list(MIGRATIONS)
-
-        def check(con: apsw.Connection) -> list[str]:
-            done = applied_migrations(con)
-            unknown = [name for name in done if name not in MIGRATIONS]
-            if unknown or schema_version(con) > len(known):
-                raise StorageError(
-                    f"{self.path}: the database was written by a newer palimpsest "
-                    f"(schema version {schema_version(con)}); upgrade palimpsest to open it",
-                    path=self.path,
-                )
-            return done
-
-        done = self._db.write(check)
-        for name in known:
-            if name not in done:
-                self._db.write(lambda con, name=name: apply_migration(con, name))
-
-    def _ensure_fts(self, wanted: FtsLayout | None) -> None:
-        if not self.has_fts5:
-            return
-
-        def ensure(con: apsw.Connection) -> None:
-            current = get_meta(con, "fts_layout")
-            layout: FtsLayout = wanted or (
-                "external" if current == "external" else DEFAULT_FTS_LAYOUT
-            )
-            missing = not table_exists(con, "messages_fts") or (
-                self.has_trigram and not table_exists(con, "messages_fts_trigram")
-            )
-            if missing or current != layout:
-                install_fts(con, layout, with_trigram=self.has_trigram)
-
-        self._db.write(ensure)
 
     def close(self) -> None:
         """Checkpoint and close the connections; the store is unusable afterwards."""
@@ -195,10 +134,10 @@ class SessionStore:
         clean_title = sanitize_title(title)
 
         def insert(con: apsw.Connection) -> None:
-            if parent_session_id is not None and not _exists(con, parent_session_id):
+            if parent_session_id is not None and not session_exists(con, parent_session_id):
                 raise SessionNotFoundError(parent_session_id)
             if clean_title is not None:
-                _check_title_free(con, clean_title, sid)
+                check_title_free(con, clean_title, sid)
             con.execute(
                 "INSERT OR IGNORE INTO sessions (id, source, model, model_config, system_prompt,"
                 " user_id, parent_session_id, title, started_at) VALUES (?,?,?,?,?,?,?,?,?)",
@@ -274,7 +213,7 @@ class SessionStore:
 
         def set_title(con: apsw.Connection) -> bool:
             if clean is not None:
-                _check_title_free(con, clean, session_id)
+                check_title_free(con, clean, session_id)
             con.execute("UPDATE sessions SET title = ? WHERE id = ?", (clean, session_id))
             return con.changes() > 0
 
@@ -372,7 +311,7 @@ class SessionStore:
         tool_calls = sum(count_tool_calls(m) for m in batch)
 
         def insert(con: apsw.Connection) -> list[int]:
-            return _insert_messages(con, session_id, encoded, tool_calls)
+            return insert_messages(con, session_id, encoded, tool_calls)
 
         return self._db.write(insert)
 
@@ -387,106 +326,6 @@ class SessionStore:
             (session_id,),
         )
         return [decode_row(row) for row in found]
-
-    # -- token accounting ----------------------------------------------------------------
-
-    def update_token_counts(
-        self,
-        session_id: str,
-        input_tokens: int = 0,
-        output_tokens: int = 0,
-        model: str | None = None,
-        cache_read_tokens: int = 0,
-        cache_write_tokens: int = 0,
-        reasoning_tokens: int = 0,
-        estimated_cost_usd: float | None = None,
-        actual_cost_usd: float | None = None,
-        cost_status: str | None = None,
-        cost_source: str | None = None,
-        pricing_version: str | None = None,
-        billing_provider: str | None = None,
-        billing_base_url: str | None = None,
-        billing_mode: str | None = None,
-        api_call_count: int = 0,
-        absolute: bool = False,
-    ) -> None:
-        """Add (or with ``absolute`` set) token counters and cost (SS-39).
-
-        A missing session is created with source ``unknown``; ``model`` and ``billing_*``
-        fill only empty columns; ``None`` costs leave the columns unchanged.
-        """
-        values = dict(
-            zip(
-                _COUNTERS,
-                (
-                    input_tokens,
-                    output_tokens,
-                    cache_read_tokens,
-                    cache_write_tokens,
-                    reasoning_tokens,
-                    api_call_count,
-                ),
-                strict=True,
-            )
-        )
-        op = "?" if absolute else "COALESCE({c}, 0) + ?"
-        sets = [f"{c} = " + op.format(c=c) for c in values]
-        params: list[Any] = [int(v or 0) for v in values.values()]
-        for column, cost in (
-            ("estimated_cost_usd", estimated_cost_usd),
-            ("actual_cost_usd", actual_cost_usd),
-        ):
-            if cost is not None:
-                sets.append(f"{column} = " + op.format(c=column))
-                params.append(float(cost))
-        fill = {
-            "model": model,
-            "billing_provider": billing_provider,
-            "billing_base_url": billing_base_url,
-            "billing_mode": billing_mode,
-        }
-        for column, value in fill.items():
-            sets.append(f"{column} = COALESCE({column}, ?)")
-            params.append(value)
-        for column, value in (
-            ("cost_status", cost_status),
-            ("cost_source", cost_source),
-            ("pricing_version", pricing_version),
-        ):
-            sets.append(f"{column} = COALESCE(?, {column})")
-            params.append(value)
-
-        def update(con: apsw.Connection) -> None:
-            con.execute(
-                "INSERT OR IGNORE INTO sessions (id, source, started_at) VALUES (?, 'unknown', ?)",
-                (session_id, time.time()),
-            )
-            con.execute(
-                f"UPDATE sessions SET {', '.join(sets)} WHERE id = ?", (*params, session_id)
-            )
-
-        self._db.write(update)
-
-    def record_usage(
-        self,
-        session_id: str,
-        usage: CanonicalUsage,
-        cost_usd: float | None = None,
-        *,
-        model: str | None = None,
-    ) -> None:
-        """Add one response's usage to the session (TK-19): every bucket and one API call."""
-        self.update_token_counts(
-            session_id,
-            input_tokens=usage.input_tokens,
-            output_tokens=usage.output_tokens,
-            cache_read_tokens=usage.cache_read_tokens,
-            cache_write_tokens=usage.cache_write_tokens,
-            reasoning_tokens=usage.reasoning_tokens,
-            api_call_count=usage.request_count,
-            estimated_cost_usd=cost_usd,
-            model=model,
-        )
 
     # -- compression continuations and lineage ------------------------------------------
 
@@ -527,30 +366,16 @@ class SessionStore:
         wanted_title = sanitize_title(title)
 
         def create(con: apsw.Connection) -> None:
-            row = rows(con.execute("SELECT * FROM sessions WHERE id = ?", (parent_id,)))[0]
-            if wanted_title is not None:
-                child_title: str | None = wanted_title
-                _check_title_free(con, wanted_title, sid)
-            else:
-                child_title = next_title_in_lineage(con, row["title"]) if row["title"] else None
-            started = max(time.time(), float(row["ended_at"]))
-            inherited = {k: row[k] for k in _INHERITED}
-            columns = ["id", "source", "model", "system_prompt", "parent_session_id", "title"]
-            columns += ["started_at", *inherited]
-            values = [sid, row["source"], model or row["model"]]
-            values += [system_prompt if system_prompt is not None else row["system_prompt"]]
-            values += [parent_id, child_title, started, *inherited.values()]
-            con.execute(
-                f"INSERT INTO sessions ({', '.join(columns)})"
-                f" VALUES ({', '.join('?' for _ in columns)})",
-                values,
+            insert_continuation(
+                con,
+                parent_id,
+                sid,
+                model=model,
+                system_prompt=system_prompt,
+                title=wanted_title,
+                encoded=encoded,
+                tool_calls=tool_calls,
             )
-            if encoded:
-                _insert_messages(con, sid, encoded, tool_calls)
-                con.execute(
-                    "INSERT INTO state_meta (key, value) VALUES (?, ?)",
-                    (_seed_key(sid), str(len(encoded))),
-                )
 
         self._db.write(create)
         return sid
@@ -577,7 +402,7 @@ class SessionStore:
     def seed_message_count(self, session_id: str) -> int:
         """How many messages a continuation was created with (the compacted copy)."""
         value = self._db.scalar(
-            "SELECT value FROM state_meta WHERE key = ?", (_seed_key(session_id),)
+            "SELECT value FROM state_meta WHERE key = ?", (seed_key(session_id),)
         )
         return int(value or 0)
 
@@ -658,48 +483,3 @@ class SessionStore:
 
     def checkpoint(self, mode: str = "PASSIVE") -> bool:
         return self._db.checkpoint(mode)
-
-
-def _seed_key(session_id: str) -> str:
-    return f"continuation_seed_count:{session_id}"
-
-
-def _exists(con: apsw.Connection, session_id: str) -> bool:
-    return bool(con.execute("SELECT 1 FROM sessions WHERE id = ?", (session_id,)).fetchall())
-
-
-def _check_title_free(con: apsw.Connection, title: str, session_id: str) -> None:
-    found = con.execute(
-        "SELECT id FROM sessions WHERE title = ? AND id != ?", (title, session_id)
-    ).fetchall()
-    if found:
-        raise ValueError(f"Title '{title}' is already in use by session {found[0][0]}")
-
-
-def _insert_messages(
-    con: apsw.Connection, session_id: str, encoded: list[dict[str, Any]], tool_calls: int
-) -> list[int]:
-    if not _exists(con, session_id):
-        raise SessionNotFoundError(session_id)
-    now = time.time()
-    columns = ("session_id", "timestamp", *MESSAGE_COLUMNS)
-    sql = (
-        f"INSERT INTO messages ({', '.join(columns)})"
-        f" VALUES ({', '.join('?' for _ in columns)})"
-    )
-    # Timestamps step by a microsecond so a batch keeps its order under (session, timestamp).
-    con.executemany(
-        sql,
-        (
-            (session_id, now + i * 1e-6, *(row[c] for c in MESSAGE_COLUMNS))
-            for i, row in enumerate(encoded)
-        ),
-    )
-    last = con.last_insert_rowid()
-    con.execute(
-        "UPDATE sessions SET message_count = COALESCE(message_count, 0) + ?,"
-        " tool_call_count = COALESCE(tool_call_count, 0) + ? WHERE id = ?",
-        (len(encoded), tool_calls, session_id),
-    )
-    # One writer holds the lock and ids come from AUTOINCREMENT, so the batch is contiguous.
-    return list(range(last - len(encoded) + 1, last + 1))

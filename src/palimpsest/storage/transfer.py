@@ -18,9 +18,8 @@ from pathlib import Path
 import apsw
 
 from ..messages import Message, content_text, load_transcript
-from .titles import MAX_TITLE_LENGTH, next_title_in_lineage, sanitize_title
-
 from .sessions import SessionStore, new_session_id
+from .titles import MAX_TITLE_LENGTH, next_title_in_lineage, sanitize_title
 
 __all__ = ["export_messages", "import_file"]
 

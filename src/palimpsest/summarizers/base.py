@@ -22,7 +22,9 @@ class SummaryRequest:
     ``previous_summary`` is the body of the last summary without its prefix, or ``None`` on
     a first compaction. ``budget_tokens`` is the target size. ``prompt`` is the complete text
     an LLM summarizer sends (preamble, turns, template, focus block), already redacted.
-    ``template`` names the section layout (``"handoff"`` or ``"classic"``).
+    ``template`` names the section layout (``"handoff"`` or ``"classic"``). A summarizer
+    class that sets ``needs_prompt = False`` (it reads ``turns`` itself) receives an empty
+    ``prompt``, which saves rendering and redacting it.
     """
 
     turns: list[dict[str, Any]]

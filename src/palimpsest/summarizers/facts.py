@@ -15,9 +15,13 @@ import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any
+from typing import Any, ClassVar
 
-from ..compaction.markers import is_compaction_summary_message, split_summary_content
+from ..compaction.markers import (
+    SUMMARY_FLAG,
+    is_compaction_summary_message,
+    split_summary_content,
+)
 from ..messages.content import (
     call_arguments,
     call_id,
@@ -26,27 +30,32 @@ from ..messages.content import (
     role_of,
     tool_calls_of,
 )
-from .actions import Action, apply_result, classify_call, classify_text_action, clip
+from .actions import Action, classify_call, classify_text_action, clip
+from .outcomes import apply_result
 
 __all__ = ["FileNote", "Question", "SpanFacts", "extract_facts"]
 
 TEXT_SCAN = 4_000
 """Characters of a user or assistant message scanned for constraints, questions, decisions."""
-OUTPUT_SCAN = 1_500
+OUTPUT_SCAN = 1_000
 """Characters at each end of a tool output scanned for path mentions and values."""
+SCANNED_OUTPUTS = 400
+"""Only the newest this many messages are scanned for mentions and values: the most
+recent ones matter most, and the scan is the costliest per-message work."""
 
 MAX_CONSTRAINTS = 12
 MAX_DECISIONS = 10
 MAX_CRITICAL = 60
 MAX_MENTIONS = 40
 
-_SENTENCE = re.compile(r"[^.!?\n]+[.!?]?")
+# A sentence ends at . ! or ? followed by whitespace; "3.11" or "e.g." inside stays whole.
+_SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?=[^\s.!?]))+[.!?]*")
 _CONSTRAINT = re.compile(
     r"\b(must|never|always|don't|do not|dont|prefer|please use|should|avoid|make sure|only use)\b",
     re.IGNORECASE,
 )
 _DECISION = re.compile(
-    r"\b(decided|instead of|because|I'll use|I will use|we'll use|let's use|rather than|"
+    r"\b(decided|instead of|because|I'll use|I will use|we'll use|rather than|"
     r"chose|choose to|opted|going with|switch(?:ed|ing)? to|the fix is|root cause)\b",
     re.IGNORECASE,
 )
@@ -54,13 +63,19 @@ _ONGOING = re.compile(
     r"\b(let me|let's|I'll|I will|now|next|going to|working on|trying|need to|continue)\b",
     re.IGNORECASE,
 )
+_FENCED = re.compile(r"```.*?(?:```|$)", re.S)
+_TEST_COMMAND = re.compile(
+    r"\b(?:pytest|unittest|jest|vitest|mocha|tox|nox|go test|cargo test|npm test|npm run test|yarn test|make test)\b"
+)
 _OBSERVATION_MARKS = ("<returncode>", "(Current directory:", "bash-$", "///PROCESS-DONE")
 _MENTION = re.compile(
     r"(?<![\w/.:-])((?:~|\.{1,2})?/?(?:[\w.-]+/)+[\w.-]*\w|[\w-]+(?:\.[\w-]+)*\.(?:py|pyi|js|jsx|"
     r"ts|tsx|json|ya?ml|toml|md|rst|txt|cfg|ini|sh|go|rs|java|kt|c|h|cc|cpp|hpp|rb|php|html|"
     r"css|scss|sql|xml|csv|ipynb|lock|pl|cgi|env|conf|gradle|swift|vue|svelte))(?![\w/])"
 )
-_PORT = re.compile(r"\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0)(?::(\d{2,5}))\b|\bport[ :=]+(\d{2,5})\b", re.I)
+_PORT = re.compile(
+    r"\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0)(?::(\d{2,5}))\b|\bport[ :=]+(\d{2,5})\b", re.I
+)
 _COMMIT = re.compile(r"^\[([\w./-]+) ([0-9a-f]{7,40})\]", re.M)
 _URL = re.compile(r"https?://[^\s\"'<>)\]`]+")
 _VERSION = re.compile(r"\b(?:version|v)\s?(\d+\.\d+(?:\.\d+)+)\b|==(\d+\.\d+(?:\.\d+)*)\b", re.I)
@@ -74,11 +89,18 @@ class FileNote:
     note: str
     edits: int = 0
 
-    RANK = {"mentioned": 0, "read": 1, "modified": 2, "deleted": 2, "created": 3}
+    RANK: ClassVar[dict[str, int]] = {
+        "mentioned": 0,
+        "read": 1,
+        "modified": 2,
+        "deleted": 2,
+        "created": 3,
+    }
+    WRITES: ClassVar[tuple[str, ...]] = ("modified", "created", "deleted")
 
     @property
     def written(self) -> bool:
-        return self.note in ("modified", "created", "deleted")
+        return self.note in self.WRITES
 
     def render(self) -> str:
         extra = f", edited {self.edits}×" if self.edits > 1 else ""
@@ -106,7 +128,7 @@ class SpanFacts:
     blockers: dict[str, str] = field(default_factory=dict)
     critical: dict[str, None] = field(default_factory=dict)
     cwd: str | None = None
-    tests: tuple[int, int, str] | None = None  # passed, total, command
+    tests: str | None = None  # "8/10 passing (last run: `pytest`)"
     last_assistant: str | None = None
     ends_with_work: bool = False
     summaries: list[str] = field(default_factory=list)
@@ -123,8 +145,14 @@ class SpanFacts:
                     return
                 self.mentions += 1
             known = self.files[path] = FileNote(path, note)
+        elif known.written and note in FileNote.WRITES:
+            # a deletion, or a re-creation after one, changes the note; otherwise the first
+            # change decides: a file created here stays "created", an existing one "modified"
+            if note == "deleted" or known.note == "deleted":
+                known.note = note
         elif FileNote.RANK[note] > FileNote.RANK[known.note]:
-            known.note = note if not (note == "created" and known.written) else known.note
+            # a file that was read here already existed: writing it modifies it
+            known.note = "modified" if note == "created" and known.note == "read" else note
         if note in ("modified", "created"):
             known.edits += 1
 
@@ -166,6 +194,8 @@ class _Walker:
         self.open_file: str | None = None
         self.observation_for: Action | None = None
         self.text_actions = True
+        self.scan = True
+        self.open_questions: list[Question] = []
 
     def run(self, turns: Sequence[Any]) -> SpanFacts:
         # Fenced commands are actions only for agents without native tool calls; elsewhere
@@ -174,9 +204,11 @@ class _Walker:
             isinstance(m, Mapping) and (m.get("tool_calls") or m.get("role") == "tool")
             for m in turns
         )
+        scan_from = len(turns) - SCANNED_OUTPUTS
         for index, message in enumerate(turns):
-            if not isinstance(message, Mapping):
+            if type(message) is not dict and not isinstance(message, Mapping):
                 continue
+            self.scan = index >= scan_from
             role = role_of(message)
             if role == "assistant":
                 self._assistant(message, turns, index)
@@ -189,10 +221,10 @@ class _Walker:
     # --- assistant ----------------------------------------------------------------------
 
     def _assistant(self, message: Mapping[str, Any], turns: Sequence[Any], index: int) -> None:
-        if is_compaction_summary_message(message):
+        text = content_text(message.get("content"))
+        if _maybe_summary(message, text) and is_compaction_summary_message(message):
             self.facts.summaries.append(split_summary_content(message)[0])
             return
-        text = content_text(message.get("content"))
         calls = tool_calls_of(message)
         self.observation_for = None
         for call in calls:
@@ -205,10 +237,10 @@ class _Walker:
         if self.text_actions and not calls and text and index + 1 < len(turns):
             following = turns[index + 1]
             if isinstance(following, Mapping) and role_of(following) == "user":
-                action = classify_text_action(text, self.open_file)
-                if action is not None:
-                    self._record(action)
-                    self.observation_for = action
+                text_action = classify_text_action(text, self.open_file)
+                if text_action is not None:
+                    self._record(text_action)
+                    self.observation_for = text_action
         if text.strip():
             self._assistant_text(text, bool(calls) or self.observation_for is not None)
         elif calls:
@@ -216,15 +248,17 @@ class _Walker:
 
     def _assistant_text(self, text: str, acting: bool) -> None:
         facts = self.facts
+        # Code blocks are actions or examples, not prose to quote back.
+        text = _FENCED.sub(" ", text[:TEXT_SCAN]).strip() or text[:TEXT_SCAN]
         facts.last_assistant = text
         facts.ends_with_work = acting or _ONGOING.search(text[:600]) is not None
-        if len(facts.decisions) < MAX_DECISIONS:
+        if len(facts.decisions) < MAX_DECISIONS and _DECISION.search(text):
             _add_unique(facts.decisions, _sentences(text, _DECISION), MAX_DECISIONS)
-        answer = None
-        for question in facts.questions:
-            if question.answer is None:
-                answer = answer or _first_sentence(text)
+        if self.open_questions:
+            answer = _first_sentence(text)
+            for question in self.open_questions:
                 question.answer = answer
+            self.open_questions = []
 
     def _record(self, action: Action) -> None:
         facts = self.facts
@@ -259,7 +293,9 @@ class _Walker:
         if open_file:
             self.open_file = open_file
             if action.verb in ("EDIT", "WRITE") and not action.writes and not action.failed:
-                action.writes.append((open_file, "modified" if action.verb == "EDIT" else "created"))
+                action.writes.append(
+                    (open_file, "modified" if action.verb == "EDIT" else "created")
+                )
                 facts.note_file(open_file, action.writes[-1][1])
                 if action.target == "(open file)":
                     action.target = open_file
@@ -278,34 +314,42 @@ class _Walker:
             facts.blockers.pop(key, None)
         if action.tests is not None:
             passed, bad = action.tests
-            facts.tests = (passed, passed + bad, action.target)
-        self._scan_output(text)
+            facts.tests = f"{passed}/{passed + bad} passing (last run: {action.target})"
+        elif action.verb == "RUN" and action.failed and _TEST_COMMAND.search(action.target):
+            facts.tests = f"last test run failed ({action.outcome}; {action.target})"
+        if self.scan:
+            self._scan_output(text)
 
     def _scan_output(self, text: str) -> None:
         facts = self.facts
-        edges = text if len(text) <= 2 * OUTPUT_SCAN else text[:OUTPUT_SCAN] + "\n" + text[-OUTPUT_SCAN:]
+        edges = (
+            text
+            if len(text) <= 2 * OUTPUT_SCAN
+            else text[:OUTPUT_SCAN] + "\n" + text[-OUTPUT_SCAN:]
+        )
         if facts.mentions < MAX_MENTIONS and ("/" in edges or "." in edges):
             for match in _MENTION.finditer(edges):
                 token = match.group(1)
-                if "://" not in token and any(c.isalpha() for c in token):
+                if _plausible_path(token):
                     facts.note_file(token, "mentioned")
                 if facts.mentions >= MAX_MENTIONS:
                     break
         for branch, sha in _COMMIT.findall(edges[:OUTPUT_SCAN])[:2]:
             facts.add_critical(f"commit {sha} on {branch}")
-        self._values(edges)
+        self._values(edges, versions=False)
 
-    def _values(self, text: str) -> None:
+    def _values(self, text: str, versions: bool = True) -> None:
         for a, b in _PORT.findall(text)[:3]:
             self.facts.add_critical(f"port {a or b}")
-        for a, b in _VERSION.findall(text)[:3]:
-            self.facts.add_critical(f"version {a or b}")
+        if versions:
+            for a, b in _VERSION.findall(text)[:3]:
+                self.facts.add_critical(f"version {a or b}")
 
     # --- user ---------------------------------------------------------------------------
 
     def _user(self, message: Mapping[str, Any]) -> None:
         facts = self.facts
-        if is_compaction_summary_message(message):
+        if _maybe_summary(message, None) and is_compaction_summary_message(message):
             body, original = split_summary_content(message)
             facts.summaries.append(body)
             if original is None:
@@ -328,11 +372,33 @@ class _Walker:
         _add_unique(facts.constraints, _sentences(text, _CONSTRAINT), MAX_CONSTRAINTS)
         for sentence in _SENTENCE.findall(text[:TEXT_SCAN]):
             if sentence.strip().endswith("?") and len(sentence.strip()) > 3:
-                facts.questions.append(Question(clip(sentence.strip(), 200)))
+                question = Question(clip(sentence.strip(), 200))
+                facts.questions.append(question)
+                self.open_questions.append(question)
                 break
         for url in _URL.findall(text[:TEXT_SCAN])[:3]:
             facts.add_critical(f"URL mentioned: {url}")
         self._values(text[:TEXT_SCAN])
+
+
+_EXTENSION = re.compile(r"\.[A-Za-z][\w-]{0,9}$")
+
+
+def _plausible_path(token: str) -> bool:
+    """Drop prose such as ``n/a`` or ``start/end`` and diff headers (``a/src/x.py``)."""
+    if token.startswith(("a/", "b/")) or not any(c.isalpha() for c in token):
+        return False
+    if _EXTENSION.search(token.rsplit("/", 1)[-1]):
+        return True
+    return token.startswith(("/", "./", "../", "~/")) and len(token) > 4
+
+
+def _maybe_summary(message: Mapping[str, Any], text: str | None) -> bool:
+    """Cheap pre-check: summaries carry a flag or start with ``[``."""
+    if message.get(SUMMARY_FLAG):
+        return True
+    content = message.get("content") if text is None else text
+    return not isinstance(content, str) or content.lstrip()[:1] == "["
 
 
 def _first_sentence(text: str) -> str:

@@ -200,9 +200,8 @@ def _classify(exc: BaseException) -> _Failure:
         or "timed out" in text
     ):
         return _Failure("timeout", error, retry_after)
-    if (
-        isinstance(exc, json.JSONDecodeError | ConnectionError | EOFError)
-        or any(p in text for p in _NETWORK_TEXT)
+    if isinstance(exc, json.JSONDecodeError | ConnectionError | EOFError) or any(
+        p in text for p in _NETWORK_TEXT
     ):
         return _Failure("network", error)
     if status in (404, 503) or any(p in text for p in _NOT_FOUND_TEXT):

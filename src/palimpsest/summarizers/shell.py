@@ -17,9 +17,10 @@ __all__ = ["ShellEffects", "shell_effects", "split_command"]
 
 MAX_COMMAND_CHARS = 4_000
 
-_SEGMENT_SPLIT = re.compile(r"&&|\|\||;|\|")
+_SEPARATORS = {"&&", "||", ";", "|", "&"}
+_ENV_ASSIGN = re.compile(r"^[A-Za-z_]\w*=")
+_REDIRECT_TOKEN = re.compile(r"^[12]?(>>?)(?!&)(\S*)$")
 _HEREDOC = re.compile(r"<<-?\s*['\"]?(\w+)['\"]?")
-_REDIRECT = re.compile(r"(?<![<>&0-9])(?:[12]?)(>>?)\s*([^\s;&|<>()]+)")
 _PATHLIKE = re.compile(r"^[\w.~/@+-][\w.~/@+,:=-]*$")
 _READERS = {"cat", "head", "tail", "less", "more", "nl", "wc", "bat"}
 _TOKEN = re.compile(r"'[^']*'|\"(?:[^\"\\]|\\.)*\"|\S+")
@@ -83,6 +84,48 @@ def _add(effects: ShellEffects, path: str, kind: str) -> None:
         effects.writes.append((path, kind))
 
 
+def _segments(line: str) -> list[list[str]]:
+    """Quote-aware split of one line into simple commands (raw tokens, quotes kept)."""
+    segments: list[list[str]] = [[]]
+    for token in _TOKEN.findall(line):
+        if token in _SEPARATORS:
+            segments.append([])
+            continue
+        trailing = token.endswith(";") and not token.startswith(("'", '"'))
+        segments[-1].append(token.rstrip(";") if trailing else token)
+        if trailing:
+            segments.append([])
+    return [s for s in segments if s and s[0]]
+
+
+def _program_effects(
+    effects: ShellEffects, program: str, words: list[str], args: list[str], kinds: set[str]
+) -> None:
+    if program == "cd" and args:
+        effects.cwd = args[0]
+    elif program == "sed" and any(w.startswith("-i") or w == "--in-place" for w in words):
+        if len(args) >= 2:
+            _add(effects, args[-1], "modified")
+            kinds.add("edit")
+    elif program == "tee" and args:
+        for arg in args:
+            _add(effects, arg, "modified" if "-a" in words else "created")
+        kinds.add("write")
+    elif program == "touch":
+        for arg in args:
+            _add(effects, arg, "created")
+        kinds.add("write")
+    elif program == "rm":
+        for arg in args:
+            _add(effects, arg, "deleted")
+        kinds.add("delete")
+    elif program in ("mv", "cp") and len(args) >= 2:
+        _add(effects, args[-1], "created")
+        kinds.add("write")
+    elif program in _READERS and not any(w.startswith(">") for w in words):
+        effects.reads.extend(a for a in args if _is_path(a))
+
+
 def shell_effects(command: str) -> ShellEffects:
     """Scan ``command`` for cd targets and files written, edited, deleted or read."""
     effects = ShellEffects()
@@ -92,41 +135,31 @@ def shell_effects(command: str) -> ShellEffects:
     kinds: set[str] = set()
     programs: list[str] = []
     for line in lines:
-        for segment in _SEGMENT_SPLIT.split(line):
-            words = [_unquote(t) for t in _TOKEN.findall(segment)]
-            if not words:
-                continue
-            program = words[0]
+        for words in _segments(line):
+            while len(words) > 1 and _ENV_ASSIGN.match(words[0]):
+                words = words[1:]
+            program = _unquote(words[0])
             programs.append(program)
-            for arrow, target in _REDIRECT.findall(segment):
-                if target.startswith("&"):
+            args: list[str] = []
+            skip_next = False
+            for i, word in enumerate(words[1:], 1):
+                if skip_next:
+                    skip_next = False
                     continue
-                _add(effects, _unquote(target), "modified" if arrow == ">>" else "created")
-                kinds.add("write")
-            args = [w for w in words[1:] if not w.startswith("-")]
-            if program == "cd" and args:
-                effects.cwd = args[0]
-            elif program == "sed" and any(w.startswith("-i") or w == "--in-place" for w in words):
-                if len(args) >= 2:
-                    _add(effects, args[-1], "modified")
-                    kinds.add("edit")
-            elif program == "tee" and args:
-                for arg in args:
-                    _add(effects, arg, "modified" if "-a" in words else "created")
-                kinds.add("write")
-            elif program == "touch":
-                for arg in args:
-                    _add(effects, arg, "created")
-                kinds.add("write")
-            elif program == "rm":
-                for arg in args:
-                    _add(effects, arg, "deleted")
-                kinds.add("delete")
-            elif program in ("mv", "cp") and len(args) >= 2:
-                _add(effects, args[-1], "created")
-                kinds.add("write")
-            elif program in _READERS and ">" not in segment:
-                effects.reads.extend(a for a in args if _is_path(a) and not a.isdigit())
+                redirect = _REDIRECT_TOKEN.match(word)
+                if redirect:
+                    target = redirect.group(2) or (words[i + 1] if i + 1 < len(words) else "")
+                    skip_next = not redirect.group(2)
+                    if target and not target.startswith("&"):
+                        _add(
+                            effects,
+                            _unquote(target),
+                            "modified" if redirect.group(1) == ">>" else "created",
+                        )
+                        kinds.add("write")
+                elif not word.startswith(("-", "<")) and (word[0] in "'\"" or ">" not in word):
+                    args.append(_unquote(word))
+            _program_effects(effects, program, words, args, kinds)
     if effects.writes and programs and kinds <= {"write", "edit"}:
         first = programs[0]
         if first in ("cat", "echo", "printf", "tee", "touch"):

@@ -1,0 +1,122 @@
+"""``palimpsest sessions search QUERY``: full-text search over every stored message.
+
+Registered onto :data:`palimpsest.cli.sessions.sessions_app` when imported (``cli/app.py``
+imports it). A thin layer over :func:`palimpsest.storage.fts_query.build_search`: the
+query is sanitized and routed exactly as the library does it, ``--sql`` prints the
+statement that would run, and snippets are redacted before they are shown.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+import sys
+from typing import Annotated, Any
+
+import apsw
+import typer
+from rich.table import Table
+from rich.text import Text
+
+from ..compaction.redact import redact
+from ..storage.fts_query import SearchPlan, build_search, clean_query, run_search
+from ..storage.schema import fts_support
+from .common import err_console, fail, handle_errors
+from .sessions import JsonOption, console, open_store, sessions_app
+
+__all__ = ["search_command"]
+
+_MARKED = re.compile(r">>>(.*?)<<<", re.DOTALL)
+
+
+def _highlight(snippet: str) -> Text:
+    """The snippet with its ``>>>match<<<`` markers shown as bold text."""
+    text = Text()
+    last = 0
+    for found in _MARKED.finditer(snippet):
+        text.append(snippet[last : found.start()])
+        text.append(found.group(1), style="bold yellow")
+        last = found.end()
+    text.append(snippet[last:])
+    return text
+
+
+def _print_sql(plan: SearchPlan) -> None:
+    sys.stdout.write(plan.sql + ";\n")
+    sys.stdout.write(f"-- params: {json.dumps(list(plan.params), ensure_ascii=False)}\n")
+    sys.stdout.write(f"-- route: {plan.route}\n")
+    if plan.match:
+        sys.stdout.write(f"-- match: {plan.match}\n")
+
+
+def _when(epoch: Any) -> str:
+    from datetime import datetime
+
+    try:
+        return datetime.fromtimestamp(float(epoch)).strftime("%Y-%m-%d %H:%M")
+    except (TypeError, ValueError, OverflowError, OSError):
+        return ""
+
+
+@sessions_app.command("search")
+def search_command(
+    query: Annotated[str, typer.Argument(help='Words, "a phrase", AND/OR/NOT, prefix*.')],
+    role: Annotated[
+        list[str] | None,
+        typer.Option("--role", "-r", help="Only messages with this role (repeat or a,b)."),
+    ] = None,
+    source: Annotated[
+        str | None, typer.Option(help="Only sessions from this platform (cli, cron, ...).")
+    ] = None,
+    limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Hits to show.")] = 20,
+    offset: Annotated[int, typer.Option(min=0, help="Hits to skip.")] = 0,
+    match_any: Annotated[
+        bool, typer.Option("--any", help="Match any of the words (OR) instead of all.")
+    ] = False,
+    as_json: JsonOption = False,
+    sql: Annotated[
+        bool, typer.Option("--sql", help="Print the SQL that would run, and exit.")
+    ] = False,
+) -> None:
+    """Search every stored message (BM25 ranking; CJK text through the trigram index)."""
+    if not clean_query(query):
+        fail("the query is empty; give some words to search for")
+    roles = [r for item in role or [] for r in item.split(",") if r.strip()]
+    options: dict[str, Any] = {
+        "role_filter": roles or None,
+        "source": source,
+        "limit": limit,
+        "offset": offset,
+        "match_any": match_any,
+    }
+    if sql:
+        has_fts, has_trigram = fts_support(apsw.Connection(":memory:"))
+        _print_sql(build_search(query, has_fts=has_fts, has_trigram=has_trigram, **options))
+        return
+    with handle_errors(), open_store() as store:
+        plan = build_search(query, has_fts=store.has_fts5, has_trigram=store.has_trigram, **options)
+        with store.connection_for_reads() as con:
+            hits = run_search(con, plan)
+    for hit in hits:
+        hit["snippet"] = redact(str(hit["snippet"] or ""))
+        if hit.get("session_title"):
+            hit["session_title"] = redact(str(hit["session_title"]))
+    if as_json:
+        sys.stdout.write(json.dumps(hits, indent=2, ensure_ascii=False, default=str) + "\n")
+        return
+    if not hits:
+        err_console.print(f"No messages match {query!r}.")
+        return
+    table = Table("session", "title", "role", "when")
+    table.add_column("snippet", overflow="fold")
+    for hit in hits:
+        snippet = " ".join(str(hit["snippet"]).split())
+        table.add_row(
+            str(hit["session_id"]),
+            str(hit.get("session_title") or ""),
+            str(hit["role"]),
+            _when(hit["timestamp"]),
+            _highlight(snippet),
+        )
+    console.print(table)
+    err_console.print(f"{len(hits)} hits ({plan.route})")

@@ -1,0 +1,356 @@
+"""ExtractiveSummarizer: a handoff summary built from the turns themselves, with no model.
+
+It is the offline default and the deterministic fallback. Every section of the handoff
+template (spec CC-66, or the classic layout of CC-67) is filled by rules: the user's latest
+request verbatim, a numbered list of the tool calls and what came of them, the files that
+were changed, unresolved errors, questions asked and answered. The same input always gives
+the same text.
+
+Guarantees:
+
+* Every path a tool call wrote, edited, created or deleted appears under Relevant Files,
+  whatever the budget (the one thing allowed to push a summary over it).
+* Otherwise the body fits ``request.budget_tokens`` rough tokens: detail is shed in a fixed
+  order (long texts shortened, the action list collapsed into a counted line, lists
+  trimmed) until it does.
+* On an update (``previous_summary`` set) nothing still relevant is lost: actions keep
+  their numbers and new ones continue after them; files, constraints, decisions and
+  answered questions carry over; task, state and pending asks are refreshed.
+* The final body is redacted (:func:`palimpsest.compaction.redact.redact`).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from ..compaction.redact import redact
+from ..tokens import estimate_tokens_rough
+from .actions import Action, clip
+from .base import SummaryRequest
+from .facts import SpanFacts, extract_facts
+from .previous import PreviousSummary, is_written_note, parse_previous
+
+__all__ = ["CLASSIC_HEADINGS", "HANDOFF_HEADINGS", "ExtractiveSummarizer"]
+
+HANDOFF_HEADINGS = (
+    "## Active Task", "## Goal", "## Constraints & Preferences", "## Completed Actions",
+    "## Active State", "## In Progress", "## Blocked", "## Key Decisions",
+    "## Resolved Questions", "## Pending User Asks", "## Relevant Files",
+    "## Remaining Work", "## Critical Context",
+)  # fmt: skip
+"""The handoff layout (CC-66), in order."""
+
+CLASSIC_HEADINGS = (
+    "## Goal", "## Constraints & Preferences", "## Progress", "### Done", "### In Progress",
+    "### Blocked", "## Key Decisions", "## Relevant Files", "## Next Steps",
+    "## Critical Context",
+)  # fmt: skip
+"""The classic layout (CC-67), in order."""
+
+NONE = "None."
+TRUNCATED = " ...[truncated]"
+MAX_BLOCKERS = 5
+
+
+@dataclass(frozen=True)
+class _Level:
+    """How much detail one rendering keeps; levels are tried from the first to the last."""
+
+    ask: int  # characters of the Active Task quote
+    text: int  # characters of other free texts
+    items: int  # entries of each bullet list
+    actions: int | None  # numbered actions listed (None: all)
+    files: int  # read or mentioned files listed
+    compact_written: bool = False
+
+
+_LEVELS = (
+    _Level(1_385, 400, 12, None, 40),
+    _Level(1_000, 300, 10, 200, 30),
+    _Level(600, 200, 8, 100, 20),
+    _Level(400, 160, 6, 50, 12),
+    _Level(300, 120, 4, 25, 8),
+    _Level(200, 100, 3, 12, 4),
+    _Level(160, 80, 2, 6, 2),
+    _Level(120, 60, 1, 3, 0),
+    _Level(80, 40, 0, 0, 0, compact_written=True),
+)
+_ALL_ACTIONS_LIMIT = 400  # above this many, level 0 already collapses
+
+
+@dataclass
+class _Entry:
+    """One numbered Completed Actions line, from this span or carried over."""
+
+    raw: str | None = None
+    action: Action | None = None
+    informative: bool = False
+    written: bool = False
+
+    def render(self, limit: int) -> str:
+        if self.action is None:
+            return clip(self.raw or "", max(limit, 160))
+        a = self.action
+        target = a.target if a.writes else clip(a.target, max(limit // 2, 60))
+        return f"{a.verb} {target} — {clip(a.outcome, limit)} [tool: {a.tool}]"
+
+
+@dataclass
+class _Draft:
+    """Merged content of previous summary and new span, not yet cut to a level."""
+
+    ask: str | None = None
+    prev_task: str | None = None
+    goal: str | None = None
+    constraints: list[str] = field(default_factory=list)
+    entries: list[_Entry] = field(default_factory=list)
+    collapsed: list[str] = field(default_factory=list)
+    state: list[str] = field(default_factory=list)
+    tests: str | None = None
+    in_progress: str | None = None
+    blocked: list[str] = field(default_factory=list)
+    decisions: list[str] = field(default_factory=list)
+    resolved: list[str] = field(default_factory=list)
+    pending: list[str] = field(default_factory=list)
+    files: dict[str, str] = field(default_factory=dict)
+    remaining: list[str] = field(default_factory=list)
+    critical: list[str] = field(default_factory=list)
+
+
+def _dedup(items: list[str]) -> list[str]:
+    return list(dict.fromkeys(i for i in items if i))
+
+
+def _build(facts: SpanFacts, prev: PreviousSummary, focus: str | None) -> _Draft:
+    d = _Draft()
+    d.ask = facts.last_ask
+    d.prev_task = prev.text("Active Task")
+    d.goal = prev.text("Goal") or facts.first_ask
+    d.constraints = _dedup(prev.items("Constraints & Preferences") + facts.constraints)
+    focus_words = [w.lower() for w in (focus or "").split() if len(w) >= 4]
+    for raw in prev.actions:
+        low = raw.lower()
+        d.entries.append(
+            _Entry(raw=raw, written=low.startswith(("edit", "write", "delete")), informative=(
+                low.startswith(("edit", "write", "delete")) or "error" in low or "failed" in low
+            ))
+        )  # fmt: skip
+    d.collapsed = list(prev.collapsed)
+    prev_progress = prev.text("In Progress")
+    done_actions = [a for a in facts.actions if not a.failed and a.outcome != "no result in span"]
+    if prev_progress and done_actions and not facts.blockers:
+        d.entries.append(_Entry(raw=f"FINISH {clip(prev_progress, 200)} — done in later turns "
+                                "[tool: none]"))  # fmt: skip
+    for action in facts.actions:
+        hit = any(w in action.target.lower() for w in focus_words)
+        d.entries.append(
+            _Entry(
+                action=action, informative=action.informative or hit, written=bool(action.writes)
+            )
+        )
+    _state(d, facts, prev)
+    if facts.ends_with_work and facts.last_assistant:
+        d.in_progress = facts.last_assistant
+    elif not facts.actions and facts.last_assistant is None:
+        d.in_progress = prev_progress
+    _blocked(d, facts, prev)
+    d.decisions = _dedup(prev.items("Key Decisions") + facts.decisions)
+    _questions(d, facts, prev)
+    for path, note in prev.files:
+        d.files[path] = note
+    for entry in facts.files.values():
+        old = d.files.get(entry.path)
+        if old is None or not (is_written_note(old) and not entry.written):
+            d.files[entry.path] = entry.render().split(" — ", 1)[1]
+    d.remaining = [f"Unanswered user ask: {q}" for q in d.pending]
+    d.remaining += [f"Still failing: {b}" for b in d.blocked]
+    if d.in_progress:
+        d.remaining.append(f"Work under way when compacted: {clip(d.in_progress, 200)}")
+    if not d.remaining and not facts.actions:
+        d.remaining = prev.items("Remaining Work")
+    d.critical = _dedup(prev.items("Critical Context") + prev.extra + list(facts.critical))
+    return d
+
+
+def _state(d: _Draft, facts: SpanFacts, prev: PreviousSummary) -> None:
+    if facts.cwd:
+        d.state.append(f"Working directory: {facts.cwd}")
+    for note in facts.files.values():
+        if note.written:
+            d.state.append(f"{note.note.capitalize()}: {note.path}" + (
+                f" (edited {note.edits}×)" if note.edits > 1 else ""))  # fmt: skip
+    if facts.tests is not None:
+        d.tests = f"Tests: {facts.tests}"
+    if not d.state and d.tests is None:
+        d.state = prev.items("Active State")
+
+
+def _blocked(d: _Draft, facts: SpanFacts, prev: PreviousSummary) -> None:
+    succeeded = {
+        a.target for a in facts.actions if not a.failed and a.outcome != "no result in span"
+    }
+    kept = [b for b in prev.items("Blocked") if not any(t in b for t in succeeded if len(t) > 4)]
+    d.blocked = _dedup(kept + list(facts.blockers.values()))[-MAX_BLOCKERS:]
+
+
+def _questions(d: _Draft, facts: SpanFacts, prev: PreviousSummary) -> None:
+    d.resolved = prev.items("Resolved Questions")
+    for item in prev.items("Pending User Asks"):
+        if facts.last_assistant:
+            d.resolved.append(f"{item} — answered later: {clip(facts.last_assistant, 200)}")
+        else:
+            d.pending.append(item)
+    for question in facts.questions:
+        if question.answer:
+            d.resolved.append(f"Q: '{question.text}' — A: {question.answer}")
+        else:
+            d.pending.append(f"'{question.text}'")
+    d.resolved = _dedup(d.resolved)
+    d.pending = _dedup(d.pending)
+
+
+# --- rendering -------------------------------------------------------------------------------
+
+
+def _bullets(items: list[str], cap: int, limit: int, newest: bool = False) -> list[str]:
+    chosen = (items[-cap:] if newest else items[:cap]) if cap > 0 else []
+    lines = [f"- {clip(item, limit)}" for item in chosen]
+    if len(items) > len(chosen):
+        lines.append(f"- … and {len(items) - len(chosen)} more")
+    return lines or [NONE]
+
+
+def _select(entries: list[_Entry], cap: int | None) -> tuple[list[_Entry], list[_Entry]]:
+    if cap is None or len(entries) <= cap:
+        return entries, []
+    informative = [i for i, e in enumerate(entries) if e.informative]
+    keep = set(informative[-cap:]) if cap else set()
+    room = cap - len(keep)
+    if room > 0:
+        keep.update([i for i, e in enumerate(entries) if not e.informative][-room:])
+    kept = [e for i, e in enumerate(entries) if i in keep]
+    dropped = [e for i, e in enumerate(entries) if i not in keep]
+    return kept, dropped
+
+
+def _collapsed_line(dropped: list[_Entry]) -> str:
+    written = sum(1 for e in dropped if e.written)
+    other = len(dropped) - written
+    parts = []
+    if other:
+        parts.append(f"{other} more reads/commands")
+    if written:
+        parts.append(f"{written} more edits/writes (files listed under Relevant Files)")
+    return "… and " + ", ".join(parts)
+
+
+def _actions(d: _Draft, level: _Level) -> list[str]:
+    cap = level.actions
+    if cap is None and len(d.entries) > _ALL_ACTIONS_LIMIT:
+        cap = _ALL_ACTIONS_LIMIT
+    kept, dropped = _select(d.entries, cap)
+    lines = [f"{n}. {e.render(level.text)}" for n, e in enumerate(kept, 1)]
+    lines += d.collapsed[-2:]
+    if dropped:
+        lines.append(_collapsed_line(dropped))
+    return lines or [NONE]
+
+
+def _files(d: _Draft, level: _Level) -> list[str]:
+    written = [(p, n) for p, n in d.files.items() if is_written_note(n)]
+    others = [(p, n) for p, n in d.files.items() if not is_written_note(n)]
+    if level.compact_written and written:
+        lines = ["- changed: " + ", ".join(p for p, _ in written)]
+    else:
+        lines = [f"- {p} — {n}" for p, n in written]
+    lines += [f"- {p} — {n}" for p, n in others[: level.files]]
+    if len(others) > level.files:
+        lines.append(f"- … and {len(others) - level.files} more files read or mentioned")
+    return lines or [NONE]
+
+
+def _task(d: _Draft, level: _Level) -> str:
+    if d.ask:
+        return f"User asked: '{clip(d.ask, level.ask, TRUNCATED)}'"
+    if d.prev_task:
+        return clip(d.prev_task, level.ask + 40, TRUNCATED)
+    return NONE
+
+
+def _state_lines(d: _Draft, level: _Level) -> list[str]:
+    cap = max(level.items, 1)
+    lines = [f"- {clip(s, level.text)}" for s in d.state[:cap]]
+    if len(d.state) > cap:
+        lines.append(f"- … and {len(d.state) - cap} more (see Relevant Files)")
+    if d.tests:
+        lines.append(f"- {clip(d.tests, level.text + 40)}")
+    return lines or [NONE]
+
+
+def _text(value: str | None, limit: int) -> str:
+    return clip(value, limit) if value else NONE
+
+
+def _render(d: _Draft, level: _Level, template: str) -> str:
+    n, t = level.items, level.text
+    if template == "classic":
+        next_steps = [f"- Latest request: {_task(d, level)}"] if d.ask or d.prev_task else []
+        next_steps += _bullets(d.remaining, n, t) if d.remaining else []
+        critical = d.critical[-n:] + [f"Answered: {r}" for r in d.resolved[-n:]] if n else []
+        blocks = [
+            ("## Goal", [_text(d.goal, t)]),
+            ("## Constraints & Preferences", _bullets(d.constraints, n, t)),
+            ("## Progress", []),
+            ("### Done", _actions(d, level)),
+            ("### In Progress", [_text(d.in_progress, t)]),
+            ("### Blocked", _bullets(d.blocked, MAX_BLOCKERS, t + 100, newest=True)),
+            ("## Key Decisions", _bullets(d.decisions, n, t, newest=True)),
+            ("## Relevant Files", _files(d, level)),
+            ("## Next Steps", next_steps or [NONE]),
+            ("## Critical Context", _bullets(critical, 2 * n, t, newest=True)),
+        ]
+    else:
+        blocks = [
+            ("## Active Task", [_task(d, level)]),
+            ("## Goal", [_text(d.goal, t)]),
+            ("## Constraints & Preferences", _bullets(d.constraints, n, t)),
+            ("## Completed Actions", _actions(d, level)),
+            ("## Active State", _state_lines(d, level)),
+            ("## In Progress", [_text(d.in_progress, t)]),
+            ("## Blocked", _bullets(d.blocked, MAX_BLOCKERS, t + 100, newest=True)),
+            ("## Key Decisions", _bullets(d.decisions, n, t, newest=True)),
+            ("## Resolved Questions", _bullets(d.resolved, n, t + 100, newest=True)),
+            ("## Pending User Asks", _bullets(d.pending, max(n, 1), t)),
+            ("## Relevant Files", _files(d, level)),
+            ("## Remaining Work", _bullets(d.remaining, max(n, 1), t)),
+            ("## Critical Context", _bullets(d.critical, 2 * n, t, newest=True)),
+        ]
+    parts = []
+    for heading, lines in blocks:
+        parts.append(heading if not lines else heading + "\n" + "\n".join(lines))
+    return "\n\n".join(parts)
+
+
+class ExtractiveSummarizer:
+    """Deterministic, offline :class:`~palimpsest.summarizers.Summarizer`.
+
+    ``summarize(request)`` returns the summary body (no prefix) in the layout named by
+    ``request.template`` (``"classic"``; anything else gets the handoff layout).
+    """
+
+    def summarize(self, request: SummaryRequest) -> str:
+        facts = extract_facts(request.turns)
+        previous = request.previous_summary
+        if not previous and facts.summaries:
+            previous = facts.summaries[-1]
+        draft = _build(facts, parse_previous(previous), request.focus_topic)
+        budget = max(int(request.budget_tokens), 0)
+        body = ""
+        for level in _LEVELS:
+            body = _render(draft, level, request.template)
+            if estimate_tokens_rough(body) > budget * 1.25 and level is not _LEVELS[-1]:
+                continue  # clearly too long: skip the redaction pass for this level
+            body = redact(body)
+            if estimate_tokens_rough(body) <= budget:
+                return body
+        return body

@@ -1,0 +1,257 @@
+"""How a tool call went, read from its result: exit code, test counts, first error line.
+
+Only bounded windows of a result are read (its first and last few KB, and narrower
+windows for exit codes and test summaries), and error lines are located with ``str.find``
+on a few keywords before any regular expression runs, so a 20 KB output costs about the
+same as a 2 KB one. This matters because the compressor may hand over ten thousand turns.
+"""
+
+from __future__ import annotations
+
+import re
+
+from .actions import Action, clip, is_shell_tool
+
+__all__ = ["apply_result"]
+
+WINDOW = 2_000
+"""Characters read from each end of a tool output; the middle of a huge output is skipped."""
+
+_EXIT = re.compile(
+    r"\"exit_code\"\s*:\s*(-?\d+)|PROCESS-DONE:(-?\d+):|\bexit(?:ed with)?(?: code| status)?"
+    r"[: ]\s*(-?\d+)\b|\[exit (?:code )?(-?\d+)\]",
+    re.IGNORECASE,
+)
+_PYTEST_COUNT = re.compile(r"(\d+) (passed|failed|errors?|skipped|xfailed|xpassed)\b")
+_UNITTEST_RAN = re.compile(r"^Ran (\d+) tests? in", re.M)
+_UNITTEST_FAILED = re.compile(r"^FAILED \(([^)]*)\)", re.M)
+_JEST = re.compile(r"^Tests:\s+(.*?\d+ total)", re.M)
+_EXCEPTION_LINE = re.compile(
+    r"^[A-Za-z_][\w.]*(?:Error|Exception|Interrupt|Exit|Failure)\b.*$", re.M
+)
+_FILE_TOTAL = re.compile(r"\[File: (.+?) \((\d+) lines total\)\]")
+_FOUND = re.compile(r"\bFound (\d+) match", re.IGNORECASE)
+_TOTAL_COUNT = re.compile(r"\"total_count\"\s*:\s*(\d+)")
+_SWE_TRAILER = re.compile(
+    r"\(Open file: ([^)\n]*)\)\s*\n\(Current directory: ([^)\n]*)\)\s*(?:\n?bash-\$)?\s*$"
+)
+_MSWEA_OUTPUT = re.compile(r"<output>\n?(.*?)\n?</output>", re.S)
+_RETURNCODE = re.compile(r"^<returncode>(-?\d+)</returncode>")
+
+# Keywords (lower case) that may mark an error line, and the check the whole line must pass.
+_ERROR_KEYS = (
+    "error", "exception", "fatal", "no such file", "not found", "permission denied",
+    "does not exist", "traceback",
+)  # fmt: skip
+_ERROR_IN_LINE = re.compile(
+    r"\b[A-Z]\w*(?:Error|Exception)\b|\berror\b|\bERROR\b|\bfatal\b|\bFATAL\b"
+    r"|No such file or directory|command not found|Permission denied|does not exist|\bnot found\b"
+)
+# With no exit code, only an error *at the start of a line* counts as failure: code in a
+# diff or a file listing mentions "Error" too.
+_FAIL_START = re.compile(
+    r"(?:[\w.]*(?:Error|Exception)|error|ERROR|fatal|FATAL|FAILED)\b[:\s]"
+    r"|.*: (?:command not found|No such file or directory|Permission denied)"
+)
+_FAIL_WORDS = (
+    "error", "failed", "exception", "traceback", "not found", "no such file", "does not exist",
+    "permission denied", "invalid", "cannot", "could not", "unable to", "did not appear",
+)  # fmt: skip
+
+
+def _window(text: str) -> str:
+    if len(text) <= 2 * WINDOW:
+        return text
+    return text[:WINDOW] + "\n" + text[-WINDOW:]
+
+
+def _exit_code(text: str) -> int | None:
+    # Exit codes are printed first ("Exit code 1") or last ({"exit_code": 0}, [exit 1]).
+    for part in (text[:200], text[-300:]):
+        match = _EXIT.search(part)
+        if match is not None:
+            return int(next(g for g in match.groups() if g is not None))
+    return None
+
+
+def _tests(text: str) -> tuple[int, int] | None:
+    tail = text[-1_200:]
+    if "passed" in tail or "failed" in tail:
+        for line in reversed(tail.splitlines()):
+            if "passed" in line or "failed" in line:
+                counts = _PYTEST_COUNT.findall(line)
+                if counts:
+                    passed = sum(int(n) for n, kind in counts if kind == "passed")
+                    bad = sum(int(n) for n, kind in counts if kind in ("failed", "error", "errors"))
+                    return passed, bad
+    if "Ran " in tail:
+        ran = _UNITTEST_RAN.search(tail)
+        if ran:
+            total = int(ran.group(1))
+            failed = _UNITTEST_FAILED.search(tail)
+            bad = sum(int(n) for n in re.findall(r"=(\d+)", failed.group(1))) if failed else 0
+            return total - bad, bad
+    if "Tests:" in tail:
+        jest = _JEST.search(tail)
+        if jest:
+            found = re.findall(r"(\d+) (failed|passed|total)", jest.group(1))
+            parts = {kind: int(n) for n, kind in found}
+            return parts.get("passed", 0), parts.get("failed", 0)
+    return None
+
+
+def _lines_with_errors(text: str) -> list[str]:
+    """Lines holding an error keyword, in order, found with ``str.find`` first."""
+    lower = text.lower()
+    starts: set[int] = set()
+    for key in _ERROR_KEYS:
+        index = lower.find(key)
+        hits = 0
+        while index != -1 and hits < 8:
+            starts.add(lower.rfind("\n", 0, index) + 1)
+            hits += 1
+            newline = lower.find("\n", index)
+            if newline == -1:
+                break
+            index = lower.find(key, newline + 1)
+    lines = []
+    for start in sorted(starts):
+        end = text.find("\n", start)
+        lines.append(text[start : end if end != -1 else len(text)])
+    return lines
+
+
+def _error_line(text: str) -> str | None:
+    start = text.find("Traceback (most recent call last)")
+    if start != -1:
+        match = _EXCEPTION_LINE.search(text, start)
+        if match:
+            return clip(match.group(0), 240)
+    for line in _lines_with_errors(text):
+        if _ERROR_IN_LINE.search(line):
+            return clip(line, 240)
+    return None
+
+
+def _failure_start(text: str) -> bool:
+    if "Traceback (most recent call last)" in text:
+        return True
+    return any(_FAIL_START.match(line) for line in _lines_with_errors(text))
+
+
+def _strip_trailers(text: str) -> tuple[str, str | None, str | None, int | None]:
+    """Remove SWE-agent ``(Open file: …)`` trailers and mini-swe-agent wrappers.
+
+    Returns the bare output, the open file and directory the trailer named, and the exit
+    code a ``<returncode>`` wrapper carried.
+    """
+    open_file = cwd = None
+    code: int | None = None
+    if "(Open file:" in text[-400:]:
+        tail = text[-400:]
+        trailer = _SWE_TRAILER.search(tail)
+        if trailer:
+            open_file = trailer.group(1).strip()
+            cwd = trailer.group(2).strip()
+            text = text[: len(text) - len(tail) + trailer.start()]
+    if text.startswith("<returncode>"):
+        wrapped = _RETURNCODE.match(text)
+        if wrapped:
+            code = int(wrapped.group(1))
+            body = _MSWEA_OUTPUT.search(_window(text))
+            text = body.group(1) if body else text[wrapped.end() :]
+    return text, (None if open_file in (None, "n/a", "") else open_file), cwd, code
+
+
+def _first_line(text: str) -> str:
+    """Where file tools report failure: the first line (the rest may be file content)."""
+    head = text[:400]
+    newline = head.find("\n")
+    return head if newline == -1 else head[:newline]
+
+
+def _looks_failed(head: str) -> bool:
+    lower = head.lower()
+    return any(word in lower for word in _FAIL_WORDS)
+
+
+def apply_result(action: Action, result: str) -> tuple[str | None, str | None]:
+    """Fill in ``action``'s outcome from its result text; returns (open file, cwd) hints."""
+    text, open_file, cwd, code = _strip_trailers(result or "")
+    window = _window(text)
+    verb = action.verb
+    if verb in ("RUN", "CALL") or (verb in ("WRITE", "EDIT") and is_shell_tool(action.tool)):
+        _run_outcome(action, text, window, code)
+    elif verb == "READ":
+        _read_outcome(action, text, _first_line(window))
+    elif verb in ("SEARCH", "LIST"):
+        _search_outcome(action, text, window)
+    else:  # WRITE / EDIT through a file tool
+        head = _first_line(window)
+        error = (_error_line(head) or clip(head, 240)) if _looks_failed(head) else None
+        if error:
+            action.failed, action.error, action.outcome = True, error, f"error: {error}"
+        elif verb == "WRITE" and action.write_lines is not None:
+            action.outcome = f"{action.write_lines:,} lines"
+        else:
+            action.outcome = "ok"
+    return open_file, cwd
+
+
+def _read_outcome(action: Action, text: str, head: str) -> None:
+    total = _FILE_TOTAL.search(head) if "[File:" in head else None
+    error = _error_line(head) if _looks_failed(head) else None
+    if error and total is None:
+        action.failed, action.error, action.outcome = True, error, f"error: {error}"
+    elif total:
+        action.outcome = f"{int(total.group(2)):,} lines total"
+    else:
+        lines = text.count("\n") + 1 if text.strip() else 0
+        action.outcome = f"{lines:,} lines"
+
+
+def _search_outcome(action: Action, text: str, window: str) -> None:
+    head = window[:300]
+    found = _FOUND.search(head) or _TOTAL_COUNT.search(window)
+    if found:
+        count = int(found.group(1))
+    elif len(text) > len(window):
+        count = text.count("\n") + 1
+    else:
+        count = sum(1 for line in window.splitlines() if line.strip()) if text.strip() else 0
+    noun = "entries" if action.verb == "LIST" else "matches"
+    action.outcome = f"{count:,} {noun}" if count else f"no {noun}"
+    if not count and _looks_failed(head):
+        action.error = _error_line(head)
+        if action.error:
+            action.outcome = f"error: {action.error}"
+
+
+def _run_outcome(action: Action, text: str, window: str, code: int | None) -> None:
+    if code is None:
+        code = _exit_code(window)
+    tests = _tests(window)
+    action.exit_code, action.tests = code, tests
+    parts: list[str] = []
+    if code is not None:
+        parts.append(f"exit {code}")
+    if tests is not None:
+        passed, bad = tests
+        parts.append(f"{passed} passed, {bad} failed" if bad else f"{passed} passed")
+    failed = (code is not None and code != 0) or (tests is not None and tests[1] > 0)
+    if code is None and tests is None:
+        failed = _failure_start(window)
+    if failed:
+        action.failed = True
+        action.error = _error_line(window)
+        if action.error and tests is None:
+            parts.append(f"error: {action.error}")
+    if not parts:
+        stripped = text.strip()
+        if not stripped:
+            parts.append("no output")
+        elif "\n" not in stripped and len(stripped) <= 80:
+            parts.append(f"output: {stripped}")
+        else:
+            parts.append(f"{stripped.count(chr(10)) + 1:,} lines of output")
+    action.outcome = "; ".join(parts)

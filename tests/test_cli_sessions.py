@@ -1,0 +1,147 @@
+"""``palimpsest sessions``: list, show, tip, import, export, path, verify, and unknown ids."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from palimpsest.cli.app import app
+from palimpsest.messages import load_transcript
+from palimpsest.storage.sessions import SessionStore
+
+runner = CliRunner()
+TRANSCRIPT = Path(__file__).parent / "data" / "transcripts" / "mini-swe-agent" / "local.traj.json"
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(app, ["sessions", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+@pytest.fixture
+def chain(isolated_home: Path) -> Path:
+    """A -> B by compression, plus an unrelated session."""
+    with SessionStore() as store:
+        store.create_session("20260101_090000_aaaaaa", "telegram", title="Build API")
+        store.append_messages(
+            "20260101_090000_aaaaaa",
+            [{"role": "user", "content": "build the API please"}, {"role": "assistant", "content": "done A"}],
+        )
+        store.start_continuation(
+            "20260101_090000_aaaaaa",
+            session_id="20260101_100000_bbbbbb",
+            messages=[{"role": "user", "content": "[summary]", "_compressed_summary": True}],
+        )
+        store.append_message("20260101_100000_bbbbbb", "assistant", "done B")
+        store.create_session("20260102_000000_cccccc", "cli", title="Other")
+    return isolated_home / "state.db"
+
+
+def test_list_shows_one_row_per_conversation(chain: Path) -> None:
+    code, out, err = invoke("list", "--json")
+    assert code == 0, err
+    rows = json.loads(out)
+    assert [r["id"] for r in rows] == ["20260102_000000_cccccc", "20260101_100000_bbbbbb"]
+    assert rows[1]["title"] == "Build API #2" and rows[1]["_lineage_root_id"] == "20260101_090000_aaaaaa"
+    code, out, _ = invoke("list")
+    assert code == 0 and "Build API #2" in out and "(+1)" in out
+
+
+def test_list_on_an_empty_store(isolated_home: Path) -> None:
+    code, out, err = invoke("list")
+    assert code == 0 and out == "" and "No sessions" in err
+
+
+def test_show_by_prefix_and_as_json(chain: Path) -> None:
+    code, out, err = invoke("show", "20260101_09")
+    assert code == 0, err
+    assert "build the API please" in out and "continued in" in out
+    code, out, _ = invoke("show", "20260101_100000_bbbbbb", "--json")
+    data = json.loads(out)
+    assert data["session"]["parent_session_id"] == "20260101_090000_aaaaaa"
+    assert data["messages"][0]["_compressed_summary"] is True
+
+
+@pytest.mark.parametrize("command", ["show", "tip", "export"])
+def test_an_unknown_id_is_one_line_and_exit_2(chain: Path, command: str) -> None:
+    code, out, err = invoke(command, "nope")
+    assert code == 2 and out == ""
+    assert err.strip().splitlines() == [
+        "error: no session with id 'nope'; run 'palimpsest sessions list' to see ids"
+    ]
+
+
+def test_tip_follows_the_chain(chain: Path) -> None:
+    code, out, _ = invoke("tip", "20260101_090000_aaaaaa")
+    assert (code, out.strip()) == (0, "20260101_100000_bbbbbb")
+
+
+def test_import_then_export_round_trips(isolated_home: Path, tmp_path: Path) -> None:
+    code, out, err = invoke("import", str(TRANSCRIPT), "--format", "mini-swe-agent")
+    assert code == 0, err
+    sid = out.strip()
+    assert "imported" in err
+    target = tmp_path / "out.json"
+    code, _, err = invoke("export", sid, "-o", str(target))
+    assert code == 0, err
+    assert json.loads(target.read_text()) == load_transcript(TRANSCRIPT)
+    code, out, _ = invoke("export", sid)
+    assert json.loads(out) == load_transcript(TRANSCRIPT)
+
+
+def test_export_chain_gives_the_original_history(chain: Path) -> None:
+    code, out, _ = invoke("export", "20260101_100000_bbbbbb", "--chain")
+    assert code == 0
+    assert [m["content"] for m in json.loads(out)] == ["build the API please", "done A", "done B"]
+
+
+def test_import_of_a_bad_file_is_a_user_error(isolated_home: Path, tmp_path: Path) -> None:
+    bad = tmp_path / "bad.json"
+    bad.write_text("{oops")
+    code, _, err = invoke("import", str(bad))
+    assert code == 2 and str(bad) in err and len(err.strip().splitlines()) == 1
+    code, _, err = invoke("import", str(tmp_path / "missing.json"))
+    assert code == 2 and "missing.json" in err
+
+
+def test_path_and_verify(chain: Path) -> None:
+    code, out, _ = invoke("path")
+    assert (code, out.strip()) == (0, str(chain))
+    code, out, _ = invoke("verify")
+    assert code == 0 and out.startswith("ok: 3 sessions, 4 messages")
+
+
+def test_verify_reports_and_repairs_a_damaged_index(chain: Path) -> None:
+    with SessionStore(chain) as store:
+        store.database.write(
+            lambda con: con.execute("INSERT INTO messages_fts (rowid, content) VALUES (77, 'x')")
+        )
+    code, _, err = invoke("verify")
+    assert code == 1 and "problem:" in err
+    code, out, err = invoke("verify", "--repair")
+    assert code == 0 and "rebuilt" in err and out.startswith("ok:")
+
+
+def test_a_corrupt_database_is_reported_not_deleted(isolated_home: Path) -> None:
+    isolated_home.mkdir(parents=True)
+    db = isolated_home / "state.db"
+    db.write_bytes(b"garbage" * 1000)
+    code, _, err = invoke("list")
+    assert code == 1 and "damaged" in err and str(db) in err
+    assert db.read_bytes() == b"garbage" * 1000
+
+
+def test_the_installed_command_runs(chain: Path) -> None:
+    script = Path(sys.executable).parent / "palimpsest"
+    if not script.exists():
+        pytest.skip("the palimpsest console script is not installed next to python")
+    done = subprocess.run(
+        [str(script), "sessions", "tip", "20260101_09"], capture_output=True, text=True, check=False
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "20260101_100000_bbbbbb"

@@ -1,0 +1,93 @@
+"""``palimpsest sessions search``: output, filters, --json, --sql and one-line errors."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from palimpsest.cli import sessions_search  # noqa: F401  (registers the command)
+from palimpsest.cli.sessions import sessions_app
+from palimpsest.storage.sessions import SessionStore
+
+runner = CliRunner()
+
+
+@pytest.fixture
+def home(isolated_home: Path) -> Path:
+    isolated_home.mkdir(parents=True, exist_ok=True)
+    with SessionStore(isolated_home / "state.db") as store:
+        store.create_session("alpha", source="cli", title="Deploy work")
+        store.append_messages(
+            "alpha",
+            [
+                {"role": "user", "content": "how do I run rm -rf safely"},
+                {"role": "assistant", "content": "use my-app.config.ts with token=hunter2secret"},
+            ],
+        )
+        store.create_session("beta", source="cron")
+        store.append_messages("beta", [{"role": "user", "content": "我们讨论了数据库迁移方案"}])
+    return isolated_home
+
+
+def invoke(*args: str) -> tuple[int, str, str]:
+    result = runner.invoke(sessions_app, ["search", *args])
+    return result.exit_code, result.stdout, result.stderr
+
+
+def test_table_output_finds_flags(home: Path) -> None:
+    code, out, err = invoke("--", "-rf")  # a leading dash needs "--" on the command line
+    assert code == 0, err
+    assert "alpha" in out and "rm -rf safely" in out
+    assert "1 hits (fts)" in err
+
+
+def test_json_output_is_redacted(home: Path) -> None:
+    code, out, _ = invoke("my-app.config.ts", "--json")
+    assert code == 0
+    (hit,) = json.loads(out)
+    assert hit["session_id"] == "alpha" and hit["role"] == "assistant"
+    assert "hunter2secret" not in out
+    assert "[REDACTED]" in hit["snippet"]
+    assert hit["session_title"] == "Deploy work"
+
+
+def test_role_and_source_filters(home: Path) -> None:
+    assert json.loads(invoke("rm", "--json", "--role", "assistant")[1]) == []
+    assert len(json.loads(invoke("rm", "--json", "--role", "user,system")[1])) == 1
+    assert json.loads(invoke("数据库", "--json", "--source", "cli")[1]) == []
+    (hit,) = json.loads(invoke("数据库", "--json", "--source", "cron")[1])
+    assert hit["session_id"] == "beta"
+
+
+def test_cjk_routes(home: Path) -> None:
+    _, _, err = invoke("数据库")
+    assert "(trigram)" in err
+    code, out, err = invoke("迁移")
+    assert code == 0 and "(like)" in err and "beta" in out
+
+
+def test_sql_prints_statement_without_opening_the_store(isolated_home: Path) -> None:
+    code, out, _ = invoke("C++ OR 100%", "--sql", "--limit", "5", "--role", "user")
+    assert code == 0
+    lines = out.splitlines()
+    assert lines[0].startswith("SELECT m.id AS id") and lines[0].endswith("LIMIT ? OFFSET ?;")
+    assert "messages_fts MATCH ?" in lines[0] and "m.role IN (?)" in lines[0]
+    assert json.loads(lines[1].removeprefix("-- params: ")) == ['"C++" OR "100%"', "user", 5, 0]
+    assert lines[2] == "-- route: fts"
+    assert not (isolated_home / "state.db").exists()
+
+
+def test_any_flag_or_joins(isolated_home: Path) -> None:
+    _, out, _ = invoke("the docker build", "--any", "--sql")
+    assert "-- match: docker OR build" in out
+
+
+def test_no_hits_and_empty_query(home: Path) -> None:
+    code, out, err = invoke("zyzzyva")
+    assert code == 0 and out == "" and "No messages match" in err
+    code, _, err = invoke("  ")
+    assert code == 2
+    assert err.strip() == "error: the query is empty; give some words to search for"

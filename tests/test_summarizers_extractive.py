@@ -1,0 +1,448 @@
+"""ExtractiveSummarizer: deterministic handoff summaries from real and synthetic transcripts."""
+
+from __future__ import annotations
+
+import json
+import re
+import time
+from pathlib import Path
+from types import SimpleNamespace
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from palimpsest.compaction.summary import CLASSIC_SECTIONS, HANDOFF_SECTIONS
+from palimpsest.messages import load_transcript
+from palimpsest.summarizers import ExtractiveSummarizer, Summarizer, SummaryRequest
+from palimpsest.summarizers.extractive import CLASSIC_HEADINGS, HANDOFF_HEADINGS
+from palimpsest.tokens import estimate_tokens_rough
+
+DATA = Path(__file__).parent / "data" / "transcripts"
+TRANSCRIPTS = sorted(
+    p for p in DATA.rglob("*") if p.is_file() and p.suffix in (".json", ".jsonl", ".traj")
+)
+BUDGET = 2_000  # the compressor's minimum summary budget (CC-63)
+
+_WRITE_TOOLS = {"write", "write_file", "create", "create_file", "edit", "multiedit", "insert"}
+_EDITORS = {"str_replace_editor", "text_editor", "str_replace_based_edit_tool"}
+_PATH_KEYS = ("path", "file_path", "filename", "target_file")
+
+
+def _request(turns: list[dict[str, Any]], **kw: Any) -> SummaryRequest:
+    values: dict[str, Any] = {
+        "previous_summary": None,
+        "focus_topic": None,
+        "budget_tokens": BUDGET,
+        "prompt": "",
+    }
+    values.update(kw)
+    return SummaryRequest(turns=turns, **values)
+
+
+def _summarize(turns: list[dict[str, Any]], **kw: Any) -> str:
+    return ExtractiveSummarizer().summarize(_request(turns, **kw))
+
+
+def _headings(body: str) -> list[str]:
+    return [line for line in body.splitlines() if line.startswith("#")]
+
+
+def _section(body: str, heading: str) -> str:
+    start = body.index(heading + "\n") + len(heading) + 1
+    end = body.find("\n## ", start)
+    return body[start : end if end != -1 else len(body)]
+
+
+def _numbers(body: str, heading: str = "## Completed Actions") -> list[int]:
+    return [int(m) for m in re.findall(r"^(\d+)\. ", _section(body, heading), re.M)]
+
+
+def _written_paths(turns: list[dict[str, Any]]) -> set[str]:
+    """Paths the span's tool calls wrote or edited, computed from the arguments alone."""
+    paths: set[str] = set()
+    for message in turns:
+        for call in message.get("tool_calls") or []:
+            fn = call["function"]
+            name = fn["name"].lower()
+            raw = fn.get("arguments") or ""
+            args = json.loads(raw) if raw.strip().startswith("{") else {}
+            if "*** Begin Patch" in raw:
+                paths.update(re.findall(r"\*\*\* (?:Add|Update|Delete) File: (\S+)", raw))
+            elif name in _WRITE_TOOLS or (
+                name in _EDITORS and args.get("command") not in ("view", None)
+            ):
+                paths.update(args[k] for k in _PATH_KEYS if isinstance(args.get(k), str))
+    return paths
+
+
+def _latest_user_text(turns: list[dict[str, Any]]) -> str | None:
+    """The newest user message that is not the output of a text action."""
+    latest = None
+    for i, message in enumerate(turns):
+        content = message.get("content")
+        if message.get("role") != "user" or not isinstance(content, str) or not content.strip():
+            continue
+        before = turns[i - 1] if i else {}
+        observed = before.get("role") == "assistant" and "```" in (before.get("content") or "")
+        if not observed:
+            latest = content
+    return latest
+
+
+def _middle(path: Path) -> list[dict[str, Any]]:
+    messages = [dict(m) for m in load_transcript(path)]
+    start = 1 if messages[0].get("role") == "system" else 0
+    end = max(start + 1, len(messages) - 1)
+    return messages[start:end]
+
+
+@pytest.mark.parametrize("path", TRANSCRIPTS, ids=[p.name for p in TRANSCRIPTS])
+def test_real_transcripts(path: Path) -> None:
+    turns = _middle(path)
+    body = _summarize(turns)
+    assert _headings(body) == list(HANDOFF_HEADINGS)
+    assert estimate_tokens_rough(body) <= BUDGET
+    for written in _written_paths(turns):
+        assert written in _section(body, "## Relevant Files"), written
+    latest = _latest_user_text(turns)
+    task = _section(body, "## Active Task")
+    if latest is None:
+        assert task.strip() == "None."
+    else:
+        assert task.startswith("User asked: '")
+        assert " ".join(latest.split())[:300] in task
+    numbers = _numbers(body)
+    assert numbers == list(range(1, len(numbers) + 1))
+    assert _summarize(turns) == body  # deterministic
+
+
+def test_real_transcripts_cover_every_agent_shape() -> None:
+    """Guards the fixture set: each shape of tool use the mapping handles is exercised."""
+    names = {p.name for p in TRANSCRIPTS}
+    assert {"claude-code_sample_session.json", "github_issue.traj.json"} <= names
+    assert any("function_calling" in n for n in names)
+    assert any(n.endswith("gpt4_default.traj") for n in names)
+
+
+def test_claude_code_actions_and_state() -> None:
+    turns = _middle(DATA / "format-samples" / "claude-code_sample_session.json")
+    body = _summarize(turns)
+    actions = _section(body, "## Completed Actions")
+    assert "WRITE /project/math_utils.py — 3 lines [tool: Write]" in actions
+    assert "RUN `python -m pytest tests/` — 2 passed [tool: Bash]" in actions
+    assert "EDIT /project/tests/test_math.py — ok [tool: Edit]" in actions
+    assert "exit 1; error: test_subtract - AssertionError: expected 5 but got None" in actions
+    assert "SEARCH 'def subtract' in /project" in actions
+    files = _section(body, "## Relevant Files")
+    assert "/project/math_utils.py — created" in files
+    assert "/project/tests/test_math.py — modified" in files
+    assert "AssertionError: expected 5 but got None" in _section(body, "## Blocked")
+
+
+def test_text_action_agents_produce_actions() -> None:
+    turns = _middle(DATA / "mini-swe-agent" / "github_issue.traj.json")
+    body = _summarize(turns)
+    actions = _section(body, "## Completed Actions")
+    assert "RUN `ls -la tests/` — exit 0 [tool: bash]" in actions
+    assert "ZeroDivisionError: division by zero" in actions
+    assert "tests/missing_colon.py — modified" in _section(body, "## Relevant Files")
+    # observations are not requests: the task is the issue, not "<returncode>0</returncode>"
+    assert "<returncode>" not in _section(body, "## Active Task")
+
+    swe = _summarize(_middle(DATA / "swe-agent" / "pydicom-1458__gpt4_default.traj"))
+    assert "WRITE reproduce_bug.py — ok [tool: create]" in swe
+    assert "numpy_handler.py — modified" in _section(swe, "## Relevant Files")
+    assert "Working directory: /pydicom__pydicom" in _section(swe, "## Active State")
+
+
+def test_swe_agent_edit_targets_the_open_file() -> None:
+    turns = _middle(DATA / "swe-agent" / "marshmallow-1867__function_calling.traj")
+    body = _summarize(turns)
+    assert "EDIT /testbed/src/marshmallow/fields.py — ok [tool: edit]" in body
+    assert "/testbed/src/marshmallow/fields.py — modified" in body
+
+
+def test_iterative_update_continues_numbering_and_keeps_files() -> None:
+    turns = _middle(DATA / "format-samples" / "claude-code_sample_session.json")
+    half = 12
+    first = _summarize(turns[:half])
+    n_first = len(_numbers(first))
+    assert n_first > 0
+    second = _summarize(turns[half:], previous_summary=first)
+    numbers = _numbers(second)
+    assert numbers == list(range(1, len(numbers) + 1))
+    assert len(numbers) > n_first
+    first_lines = _section(first, "## Completed Actions").splitlines()
+    second_lines = _section(second, "## Completed Actions").splitlines()
+    assert second_lines[:n_first] == first_lines[:n_first]
+    for path in _written_paths(turns[:half]) | _written_paths(turns[half:]):
+        assert path in _section(second, "## Relevant Files")
+    assert "Add a multiply function too" in _section(second, "## Active Task")
+    assert _headings(second) == list(HANDOFF_HEADINGS)
+
+
+def test_update_keeps_sections_the_new_span_does_not_touch() -> None:
+    previous = _summarize(
+        [
+            {"role": "user", "content": "Deploy the API. Always use port 8080. Why is CI red?"},
+            {"role": "assistant", "content": "CI is red because the lint step fails."},
+        ]
+    )
+    body = _summarize(
+        [{"role": "assistant", "content": "Continuing with the deployment now."}],
+        previous_summary=previous,
+    )
+    assert "Deploy the API" in _section(body, "## Active Task")
+    assert "Always use port 8080" in _section(body, "## Constraints & Preferences")
+    assert "Why is CI red?" in _section(body, "## Resolved Questions")
+
+
+def test_previous_in_progress_moves_to_completed() -> None:
+    previous = "## In Progress\nRefactoring the auth module\n\n## Completed Actions\n1. READ a.py — 3 lines"
+    turns = [
+        {"role": "assistant", "content": None, "tool_calls": [_call("c1", "bash", command="true")]},
+        {"role": "tool", "tool_call_id": "c1", "content": "exit code 0"},
+        {"role": "assistant", "content": "All done."},
+    ]
+    body = _summarize(turns, previous_summary=previous)
+    actions = _section(body, "## Completed Actions")
+    assert actions.startswith("1. READ a.py — 3 lines\n2. FINISH Refactoring the auth module")
+    assert _section(body, "## In Progress").strip() == "None."
+
+
+def _call(call_id: str, name: str, **args: Any) -> dict[str, Any]:
+    return {
+        "id": call_id,
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(args)},
+    }
+
+
+def test_summary_messages_in_the_span_are_the_previous_summary() -> None:
+    turns = [
+        {
+            "role": "user",
+            "content": "[CONTEXT COMPACTION — REFERENCE ONLY] old\n## Goal\nShip v2\n"
+            "## Relevant Files\n- src/old.py — modified",
+        },
+        {"role": "user", "content": "   "},
+        {"role": "assistant", "content": "ok"},
+    ]
+    body = _summarize(turns)
+    assert _section(body, "## Active Task").strip() == "None."
+    assert "Ship v2" in _section(body, "## Goal")
+    assert "src/old.py — modified" in _section(body, "## Relevant Files")
+
+
+def test_questions_resolved_and_pending() -> None:
+    turns = [
+        {"role": "user", "content": "Which Python version do we target?"},
+        {"role": "assistant", "content": "We target Python 3.11. It is set in pyproject."},
+        {"role": "user", "content": "Can you also check the lockfile?"},
+    ]
+    body = _summarize(turns)
+    assert "Which Python version do we target?" in _section(body, "## Resolved Questions")
+    assert "We target Python 3.11." in _section(body, "## Resolved Questions")
+    assert "Can you also check the lockfile?" in _section(body, "## Pending User Asks")
+    assert "lockfile" in _section(body, "## Remaining Work")
+
+
+def test_tool_calls_as_objects_and_codex_shapes() -> None:
+    patch = "*** Begin Patch\n*** Update File: src/a.py\n@@\n-x\n+y\n*** Add File: src/b.py\n+z\n*** End Patch"
+    obj_call = SimpleNamespace(
+        id="o1", function=SimpleNamespace(name="write_file", arguments='{"path": "obj.txt"}')
+    )
+    turns = [
+        {"role": "user", "content": "go"},
+        {"role": "assistant", "content": None, "tool_calls": [obj_call]},
+        {"role": "tool", "tool_call_id": "o1", "content": "ok"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                _call("s1", "shell", command=["bash", "-lc", "cd /repo && pytest -q"], workdir="/w")
+            ],
+        },
+        {"role": "tool", "tool_call_id": "s1", "content": "1 failed, 4 passed in 0.3s"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [_call("p1", "apply_patch", input=patch)],
+        },
+        {"role": "tool", "tool_call_id": "p1", "content": "Done!"},
+    ]
+    body = _summarize(turns)
+    files = _section(body, "## Relevant Files")
+    assert "obj.txt — created" in files
+    assert "src/a.py — modified" in files and "src/b.py — created" in files
+    assert "RUN `cd /repo && pytest -q` — 4 passed, 1 failed [tool: shell]" in body
+    assert "Working directory: /repo" in body
+    assert "Tests: 4/5 passing" in body
+
+
+def _many_actions(n: int, output_size: int = 200) -> list[dict[str, Any]]:
+    turns: list[dict[str, Any]] = [{"role": "user", "content": "Refactor everything, please."}]
+    for i in range(n):
+        if i % 10 == 0:
+            call = _call(f"c{i}", "write_file", path=f"src/gen/module_{i}.py", content="x\n")
+            out = "ok"
+        else:
+            call = _call(f"c{i}", "terminal", command=f"cat notes_{i}.txt")
+            out = ("line of output with some words\n" * (output_size // 32)) + '{"exit_code": 0}'
+        turns.append({"role": "assistant", "content": None, "tool_calls": [call]})
+        turns.append({"role": "tool", "tool_call_id": f"c{i}", "content": out})
+    return turns
+
+
+def test_tight_budget_collapses_actions_but_keeps_written_files() -> None:
+    turns = _many_actions(500)
+    body = _summarize(turns)
+    assert estimate_tokens_rough(body) <= BUDGET
+    assert re.search(
+        r"^… and \d+ more reads/commands", _section(body, "## Completed Actions"), re.M
+    )
+    for i in range(0, 500, 10):
+        assert f"src/gen/module_{i}.py" in _section(body, "## Relevant Files")
+    numbers = _numbers(body)
+    assert numbers == list(range(1, len(numbers) + 1))
+    # the most informative actions (the writes) are the ones kept
+    assert "WRITE src/gen/module_490.py" in body
+
+
+def test_generous_budget_lists_every_action() -> None:
+    turns = _many_actions(60)
+    body = _summarize(turns, budget_tokens=12_000)
+    assert _numbers(body) == list(range(1, 61))
+    assert "… and" not in _section(body, "## Completed Actions")
+
+
+def test_long_request_is_cut_with_a_visible_marker() -> None:
+    ask = "word " * 2_000
+    body = _summarize([{"role": "user", "content": ask}])
+    task = _section(body, "## Active Task")
+    assert "...[truncated]'" in task
+    assert len(task) < 1_500
+
+
+def test_classic_template_layout() -> None:
+    turns = _middle(DATA / "format-samples" / "claude-code_sample_session.json")
+    body = _summarize(turns, template="classic")
+    assert _headings(body) == list(CLASSIC_HEADINGS)
+    numbers = _numbers(body, "### Done")
+    assert numbers == list(range(1, len(numbers) + 1)) and numbers
+    assert "/project/math_utils.py" in _section(body, "## Relevant Files")
+
+
+def test_headings_match_the_prompt_template() -> None:
+    assert [h for h, _ in HANDOFF_SECTIONS] == list(HANDOFF_HEADINGS)
+    flat = [line for h, _ in CLASSIC_SECTIONS for line in h.split("\n")]
+    assert flat == list(CLASSIC_HEADINGS)
+
+
+def test_is_a_summarizer() -> None:
+    assert isinstance(ExtractiveSummarizer(), Summarizer)
+
+
+SECRETS = {
+    "openai": "sk-proj-FAKEabc123DEF456ghi789JKL012",
+    "github": "ghp_FAKE1234567890abcdefghijABCDEFGHIJ",
+    "password": "hunter2hunter2",
+    "aws": "AKIAFAKE0EXAMPLE1234",
+    "url": "s3cr3tUrlPass",
+}
+
+
+def test_planted_secrets_never_reach_the_summary() -> None:
+    turns = [
+        {
+            "role": "user",
+            "content": f"Use key {SECRETS['openai']} and deploy. What is the DB password?",
+        },
+        {
+            "role": "assistant",
+            "content": f"The password is set: DB_PASSWORD={SECRETS['password']}",
+            "tool_calls": [
+                _call(
+                    "c1",
+                    "bash",
+                    command=f"GITHUB_TOKEN={SECRETS['github']} git push "
+                    f"https://bot:{SECRETS['url']}@github.com/o/r.git",
+                )
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "c1",
+            "content": f"error: auth failed for {SECRETS['aws']}\nfatal: could not push",
+        },
+        {"role": "user", "content": f"Try again with password={SECRETS['password']} please"},
+    ]
+    body = _summarize(turns)
+    for value in SECRETS.values():
+        assert value not in body
+    assert "[REDACTED]" in body
+
+
+def test_fast_on_large_transcripts() -> None:
+    turns = _many_actions(2_000, output_size=4_000)  # 4,001 messages, ~8 MB of output
+    start = time.perf_counter()
+    body = _summarize(turns, budget_tokens=12_000)
+    elapsed = time.perf_counter() - start
+    assert estimate_tokens_rough(body) <= 12_000
+    assert elapsed < 2.0, elapsed
+
+
+# --- random transcripts ------------------------------------------------------------------------
+
+_TOOL_NAMES = st.sampled_from(
+    ["bash", "Bash", "read_file", "write_file", "Edit", "str_replace_editor", "grep", "weird", ""]
+)
+_TEXT = st.text(
+    alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=120
+) | st.sampled_from(["```bash\nls -la\n```", "Exit code 1\nError: x", "What now?", "", "   "])
+_ARGS = st.dictionaries(
+    st.sampled_from(["path", "command", "file_path", "content", "pattern", "x"]),
+    st.text(max_size=30) | st.integers() | st.none(),
+    max_size=3,
+)
+
+
+@st.composite
+def _transcripts(draw: st.DrawFn) -> list[Any]:
+    turns: list[Any] = []
+    for i in range(draw(st.integers(0, 25))):
+        kind = draw(st.sampled_from(["user", "assistant", "call", "tool", "junk"]))
+        if kind == "call":
+            args = draw(_ARGS)
+            raw = draw(st.sampled_from([json.dumps(args), "{not json", ""]))
+            call = _call(f"id{i % 4}", draw(_TOOL_NAMES))
+            call["function"]["arguments"] = raw
+            turns.append({"role": "assistant", "content": draw(_TEXT), "tool_calls": [call]})
+        elif kind == "tool":
+            turns.append({"role": "tool", "tool_call_id": f"id{i % 4}", "content": draw(_TEXT)})
+        elif kind == "junk":
+            turns.append(
+                draw(st.sampled_from([{"role": "user", "content": None}, {}, "text", {"role": 3}]))
+            )
+        else:
+            content = draw(_TEXT | st.just([{"type": "text", "text": "part"}, {"type": "image"}]))
+            turns.append({"role": kind, "content": content})
+    return turns
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(_transcripts(), st.sampled_from(["handoff", "classic"]), st.integers(2_000, 4_000))
+def test_random_transcripts(turns: list[Any], template: str, budget: int) -> None:
+    body = ExtractiveSummarizer().summarize(
+        _request(turns, budget_tokens=budget, template=template)
+    )
+    expected = CLASSIC_HEADINGS if template == "classic" else HANDOFF_HEADINGS
+    assert _headings(body) == list(expected)
+    assert estimate_tokens_rough(body) <= budget
+    again = ExtractiveSummarizer().summarize(
+        _request(turns, budget_tokens=budget, template=template, previous_summary=body)
+    )
+    assert _headings(again) == list(expected)
+    assert estimate_tokens_rough(again) <= budget

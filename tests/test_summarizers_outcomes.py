@@ -1,0 +1,96 @@
+"""Outcomes read from tool results: exit codes, test counts, first error line."""
+
+from __future__ import annotations
+
+import time
+
+import pytest
+
+from palimpsest.summarizers.actions import Action, classify_call
+from palimpsest.summarizers.outcomes import apply_result
+
+
+def _run(result: str, command: str = "pytest") -> Action:
+    action = classify_call("bash", {"command": command}, "")
+    apply_result(action, result)
+    return action
+
+
+@pytest.mark.parametrize(
+    ("result", "outcome", "failed"),
+    [
+        ("===== 8 passed, 2 failed in 1.20s =====", "8 passed, 2 failed", True),
+        ("collected 3 items\n\n===== 3 passed in 0.05s =====", "3 passed", False),
+        ("..\n----\nRan 12 tests in 0.3s\n\nFAILED (failures=2, errors=1)", "9 passed, 3 failed", True),
+        ("Ran 4 tests in 0.01s\n\nOK", "4 passed", False),
+        ("Tests:       1 failed, 7 passed, 8 total", "7 passed, 1 failed", True),
+        ('{"output": "done", "exit_code": 0}', "exit 0", False),
+        ('{"output": "boom", "exit_code": 2}', "exit 2", True),
+        ("Exit code 1\nerror: linker failed", "exit 1; error: error: linker failed", True),
+        ("<returncode>1</returncode>\n<output>\nbash: foo: command not found\n</output>", "exit 1; error: bash: foo: command not found", True),
+        ("<returncode>0</returncode>\n<output>\n8.2\n</output>", "exit 0", False),
+        ("345\n(Open file: /t/x.py)\n(Current directory: /t)\nbash-$", "output: 345", False),
+        ("", "no output", False),
+        ("line\n" * 30, "30 lines of output", False),
+        (
+            'Traceback (most recent call last):\n  File "x.py", line 3\n    f()\nValueError: bad value',
+            "error: ValueError: bad value",
+            True,
+        ),
+        ("+ raise ValueError('a diff line mentions an Error')", "output: + raise ValueError('a diff line mentions an Error')", False),
+    ],
+)  # fmt: skip
+def test_run_outcomes(result: str, outcome: str, failed: bool) -> None:
+    action = _run(result)
+    assert action.outcome == outcome
+    assert action.failed is failed
+
+
+def test_swe_agent_trailer_gives_open_file_and_directory() -> None:
+    action = classify_call("open", {"path": "src/f.py"}, "")
+    hints = apply_result(
+        action,
+        "[File: src/f.py (1997 lines total)]\n1:x\n(Open file: /t/src/f.py)\n(Current directory: /t)\nbash-$",
+    )
+    assert hints == ("/t/src/f.py", "/t")
+    assert action.outcome == "1,997 lines total"
+
+
+@pytest.mark.parametrize(
+    ("name", "args", "result", "outcome", "failed"),
+    [
+        ("read_file", {"path": "a.py"}, "x\ny\nz", "3 lines", False),
+        ("read_file", {"path": "a.py"}, "Error: file not found: a.py", "error: Error: file not found: a.py", True),
+        ("read_file", {"path": "a.py"}, "1\n2\nraise ValueError('listing, not failure')", "3 lines", False),
+        ("write_file", {"path": "a.py", "content": "1\n2\n"}, "ok", "2 lines", False),
+        ("Edit", {"file_path": "a.py"}, "File edited successfully", "ok", False),
+        ("Edit", {"file_path": "a.py"}, "<tool_use_error>String to replace not found in file.</tool_use_error>", "error: <tool_use_error>String to replace not found in file.</tool_use_error>", True),
+        ("str_replace_editor", {"command": "str_replace", "path": "a.py"}, "No replacement was performed, old_str `x` did not appear verbatim in a.py.", "error: No replacement was performed, old_str `x` did not appear verbatim in a.py.", True),
+        ("edit", {"replacement_text": "x"}, "File updated.\n1466: raise ValueError(msg)", "ok", False),
+        ("grep", {"pattern": "x"}, "a.py:1:x\nb.py:2:x\n", "2 matches", False),
+        ("find_file", {"file_name": "f.py"}, 'Found 3 matches for "f.py" in /t:', "3 matches", False),
+        ("grep", {"pattern": "x"}, "", "no matches", False),
+    ],
+)  # fmt: skip
+def test_file_tool_outcomes(
+    name: str, args: dict[str, str], result: str, outcome: str, failed: bool
+) -> None:
+    action = classify_call(name, args, "")
+    apply_result(action, result)
+    assert (action.outcome, action.failed) == (outcome, failed)
+
+
+def test_huge_outputs_cost_bounded_work() -> None:
+    """Only the ends of an output are read, so 2 MB costs about what 20 KB does."""
+    small = "noise line\n" * 2_000 + "===== 1 failed, 9 passed in 3s ====="
+    big = "noise line\n" * 200_000 + "===== 1 failed, 9 passed in 3s ====="
+    start = time.perf_counter()
+    for _ in range(20):
+        _run(small)
+    small_time = time.perf_counter() - start
+    start = time.perf_counter()
+    for _ in range(20):
+        action = _run(big)
+    big_time = time.perf_counter() - start
+    assert action.outcome == "9 passed, 1 failed"
+    assert big_time < small_time * 20 + 0.05
