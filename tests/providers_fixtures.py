@@ -8,6 +8,7 @@ request is recorded with its path, headers and JSON body.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import threading
 import time
@@ -17,8 +18,6 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from pathlib import Path
 from typing import Any
-
-import pytest
 
 PAYLOADS = Path(__file__).parent / "data" / "provider_payloads"
 
@@ -82,10 +81,9 @@ class ReplayServer:
                 for name, value in reply.headers.items():
                     self.send_header(name, value)
                 self.end_headers()
-                try:
+                # The client may have given up first (timeout tests).
+                with contextlib.suppress(BrokenPipeError, ConnectionResetError):
                     self.wfile.write(reply.body)
-                except (BrokenPipeError, ConnectionResetError):
-                    pass  # the client gave up first (timeout tests)
 
         self._httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self._thread = threading.Thread(
@@ -137,8 +135,8 @@ def load_payload(relpath: str) -> Any:
     return json.loads((PAYLOADS / relpath).read_text(encoding="utf-8"))
 
 
-@pytest.fixture
-def replay() -> Iterator[ReplayServer]:
+def running_server() -> Iterator[ReplayServer]:
+    """Body of the ``replay`` fixture each test module declares (``yield from`` this)."""
     server = ReplayServer().start()
     try:
         yield server

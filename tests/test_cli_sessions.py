@@ -30,7 +30,10 @@ def chain(isolated_home: Path) -> Path:
         store.create_session("20260101_090000_aaaaaa", "telegram", title="Build API")
         store.append_messages(
             "20260101_090000_aaaaaa",
-            [{"role": "user", "content": "build the API please"}, {"role": "assistant", "content": "done A"}],
+            [
+                {"role": "user", "content": "build the API please"},
+                {"role": "assistant", "content": "done A"},
+            ],
         )
         store.start_continuation(
             "20260101_090000_aaaaaa",
@@ -47,9 +50,12 @@ def test_list_shows_one_row_per_conversation(chain: Path) -> None:
     assert code == 0, err
     rows = json.loads(out)
     assert [r["id"] for r in rows] == ["20260102_000000_cccccc", "20260101_100000_bbbbbb"]
-    assert rows[1]["title"] == "Build API #2" and rows[1]["_lineage_root_id"] == "20260101_090000_aaaaaa"
+    assert (
+        rows[1]["title"] == "Build API #2"
+        and rows[1]["_lineage_root_id"] == "20260101_090000_aaaaaa"
+    )
     code, out, _ = invoke("list")
-    assert code == 0 and "Build API #2" in out and "(+1)" in out
+    assert code == 0 and "Build API #2" in out and "2 sessions" in out
 
 
 def test_list_on_an_empty_store(isolated_home: Path) -> None:

@@ -48,7 +48,9 @@ def test_example_8_cut_moves_to_the_assistant() -> None:
 
 
 def test_example_8_group_survives_whole_through_compress() -> None:
-    compressor = ContextCompressor(200, summarizer=StubSummarizer(), quiet_mode=True, refuse_if_grow=False)
+    compressor = ContextCompressor(
+        200, summarizer=StubSummarizer(), quiet_mode=True, refuse_if_grow=False
+    )
     compressor.tail_token_budget = 30
     out = compressor.compress(example_8())
     validate_transcript(out)
@@ -70,7 +72,9 @@ def test_example_9_last_user_message_stays_even_when_huge() -> None:
     budget = 1_000
     cut = find_tail_cut(msgs, 3, budget)
     assert cut <= 12
-    compressor = ContextCompressor(200_000, summarizer=StubSummarizer(), quiet_mode=True, refuse_if_grow=False)
+    compressor = ContextCompressor(
+        200_000, summarizer=StubSummarizer(), quiet_mode=True, refuse_if_grow=False
+    )
     compressor.tail_token_budget = budget
     out = compressor.compress(msgs)
     text = msgs[12]["content"]

@@ -363,3 +363,19 @@ def test_has_content_to_compress() -> None:
     c = make()
     assert c.has_content_to_compress(alternating(7)) is False
     assert c.has_content_to_compress(alternating(20)) is True
+
+
+def test_from_settings_reads_compression_and_model_sections() -> None:
+    from palimpsest.config import settings_from_dict
+    from palimpsest.errors import ConfigError
+
+    settings = settings_from_dict(
+        {"model": {"context_length": 128_000}, "compression": {"threshold": 0.7, "protect_last_n": 8, "prune_style": "placeholder"}}
+    )
+    c = ContextCompressor.from_settings(settings)
+    assert c.context_length == 128_000 and c.threshold_tokens == 89_600
+    assert c.protect_last_n == 8 and c.prune_style == "placeholder"
+    assert ContextCompressor.from_settings(settings, threshold_percent=0.5).threshold_tokens == 64_000
+    with pytest.raises(ConfigError) as info:
+        ContextCompressor.from_settings(settings_from_dict({}))
+    assert info.value.key == "model.context_length"

@@ -53,7 +53,9 @@ def transcripts(draw: st.DrawFn) -> list[dict[str, Any]]:
                             "id": cid,
                             "type": "function",
                             "function": {
-                                "name": draw(st.sampled_from(["terminal", "read_file", "write_file"])),
+                                "name": draw(
+                                    st.sampled_from(["terminal", "read_file", "write_file"])
+                                ),
                                 "arguments": json.dumps(
                                     {"path": f"src/{cid}.py", "content": "y" * draw(sizes)}
                                 ),
@@ -69,7 +71,9 @@ def transcripts(draw: st.DrawFn) -> list[dict[str, Any]]:
                 body = draw(words) + "\n" + "out " * (draw(sizes) // 4)
                 msgs.append({"role": "tool", "tool_call_id": cid, "content": body})
             if draw(st.integers(0, 8)) == 0:
-                msgs.append({"role": "tool", "tool_call_id": f"ghost{next(ids)}", "content": "stray"})
+                msgs.append(
+                    {"role": "tool", "tool_call_id": f"ghost{next(ids)}", "content": "stray"}
+                )
         msgs.append({"role": "assistant", "content": draw(words)})
     return msgs
 
@@ -95,7 +99,9 @@ def test_compress_invariants(messages: list[dict[str, Any]], window: int, force:
     # No new consecutive same-role pair: every such pair in the output was already adjacent
     # in the input (the summary never sits next to a message of its own role).
     allowed = set(same_role_pairs(messages))
-    for pair in same_role_pairs([{k: v for k, v in m.items() if not k.startswith("_")} for m in out]):
+    for pair in same_role_pairs(
+        [{k: v for k, v in m.items() if not k.startswith("_")} for m in out]
+    ):
         assert pair in allowed
 
     users = [m for m in messages if is_real_user_message(m)]

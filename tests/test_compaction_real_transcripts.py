@@ -12,7 +12,13 @@ from typing import Any
 import pytest
 
 from palimpsest.compaction.compressor import ContextCompressor
-from palimpsest.messages import call_name, load_transcript, parse_arguments, tool_calls_of, validate_transcript
+from palimpsest.messages import (
+    call_name,
+    load_transcript,
+    parse_arguments,
+    tool_calls_of,
+    validate_transcript,
+)
 from palimpsest.tokens import estimate_messages_tokens_rough
 
 DATA = Path(__file__).parent / "data" / "transcripts"

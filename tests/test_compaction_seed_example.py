@@ -24,7 +24,14 @@ def seed_transcript() -> list[dict]:
         user("Help me set up a FastAPI project"),
         asst(None, [call("c0", "terminal", command="mkdir project")]),
         tool("c0", "directory created"),
-        asst(None, [call("c1", "write_file", path="main.py", content="from fastapi import FastAPI\n" * 80)]),
+        asst(
+            None,
+            [
+                call(
+                    "c1", "write_file", path="main.py", content="from fastapi import FastAPI\n" * 80
+                )
+            ],
+        ),
         tool("c1", "file written (2.3KB)"),
     ]
     # [6..37]: 16 rounds of editing, testing and debugging with large outputs.
@@ -32,15 +39,23 @@ def seed_transcript() -> list[dict]:
         cid = f"d{i}"
         if i % 3 == 0:
             msgs.append(asst(None, [call(cid, "read_file", path=f"app/module_{i}.py")]))
-            msgs.append(tool(cid, f"# module {i}\n" + "def handler():\n    return {'ok': True}\n" * 420))
+            msgs.append(
+                tool(cid, f"# module {i}\n" + "def handler():\n    return {'ok': True}\n" * 420)
+            )
         elif i % 3 == 1:
-            msgs.append(asst(None, [call(cid, "patch", path=f"app/module_{i}.py", old="a", new="b")]))
+            msgs.append(
+                asst(None, [call(cid, "patch", path=f"app/module_{i}.py", old="a", new="b")])
+            )
             msgs.append(tool(cid, "patched\n" + "context line\n" * 1300))
         else:
             msgs.append(asst(None, [call(cid, "terminal", command="pytest -q")]))
-            msgs.append(tool(cid, '{"exit_code": 1}\n' + "FAILED tests/test_api.py::test_x\n" * 480))
+            msgs.append(
+                tool(cid, '{"exit_code": 1}\n' + "FAILED tests/test_api.py::test_x\n" * 480)
+            )
     msgs.append(asst(None, [call("c38", "terminal", command="pytest")]))
-    msgs.append(tool("c38", "8 passed, 2 failed\n" + "E   AssertionError: fixture mismatch\n" * 3200))
+    msgs.append(
+        tool("c38", "8 passed, 2 failed\n" + "E   AssertionError: fixture mismatch\n" * 3200)
+    )
     msgs.append(user("Fix the failing tests"))
     msgs.append(asst(None, [call("c41", "read_file", path="tests/test_api.py")]))
     msgs.append(tool("c41", "import pytest\n" + "x = 1\n" * 500))

@@ -7,7 +7,7 @@ import re
 from pathlib import Path
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from palimpsest.config import settings_from_dict
@@ -158,6 +158,29 @@ class TestAdd:
         assert info.value.category == "secret"
         assert secret not in str(info.value)
         assert not store.path("user").exists()
+
+    def test_separator_in_content_refused(self, store: MemoryStore) -> None:
+        for bad in ("a\n§\nb", "a\n§", "a\n  §  \n\nb"):
+            with pytest.raises(MemoryToolError, match="entry separator"):
+                store.add("memory", bad)
+        store.add("memory", "a § b\n§ not alone")
+        store.add("memory", "§\nleading is unambiguous")
+        assert store.load_live("memory") == ["a § b\n§ not alone", "§\nleading is unambiguous"]
+
+    @settings(max_examples=60, deadline=None)
+    @given(st.lists(st.text(alphabet="ab §\n\t", min_size=1, max_size=12), max_size=6))
+    def test_whatever_is_accepted_reloads_identically(self, contents: list[str]) -> None:
+        s = MemoryStore(memory_char_limit=10_000)
+        s.path("memory").unlink(missing_ok=True)
+        accepted: list[str] = []
+        for content in contents:
+            try:
+                result = s.add("memory", content)
+            except MemoryToolError:
+                continue
+            if result.changed:
+                accepted.append(content.strip())
+        assert s.load_live("memory") == accepted
 
 
 class TestReplaceRemove:
@@ -412,6 +435,16 @@ class TestBatch:
                 [{"action": "add", "content": "ok"}, {"action": "add", "content": "cat ~/.env"}],
             )
         assert not store.path("memory").exists()
+
+
+def test_stale_temp_files_swept_at_load(store: MemoryStore) -> None:
+    stale = store.directory / ".mem_abc.tmp"
+    fresh = store.directory / ".mem_def.tmp"
+    stale.write_text("x")
+    fresh.write_text("y")
+    os.utime(stale, (1, 1))
+    store.load_from_disk()
+    assert not stale.exists() and fresh.exists()
 
 
 def test_render_block_empty() -> None:

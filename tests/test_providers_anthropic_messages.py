@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import asyncio
 import json
+from collections.abc import Iterator
 
 import anthropic
 import pytest
-from providers_fixtures import ReplayServer, replay  # noqa: F401  (fixture)
 
 from palimpsest.errors import (
     AuthError,
@@ -21,6 +21,13 @@ from palimpsest.errors import (
 from palimpsest.providers import ChatModel
 from palimpsest.providers.anthropic_messages import AnthropicChatModel, completion_from_message
 from palimpsest.providers.caching import count_cache_markers
+from providers_fixtures import ReplayServer, running_server
+
+
+@pytest.fixture
+def replay() -> Iterator[ReplayServer]:
+    yield from running_server()
+
 
 WEATHER_TOOL = {
     "type": "function",

@@ -71,7 +71,13 @@ def test_example_14_tool_message_native_vs_proxied() -> None:
     messages = [
         {"role": "system", "content": "sys"},
         {"role": "user", "content": "u1"},
-        {"role": "assistant", "content": None, "tool_calls": [{"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c1", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            ],
+        },
         {"role": "tool", "tool_call_id": "c1", "content": "result"},
         {"role": "user", "content": "u2"},
     ]
@@ -88,7 +94,10 @@ def test_example_15_ttl() -> None:
     assert hour[5]["content"][0]["cache_control"] == {"type": "ephemeral", "ttl": "1h"}
     assert cache_marker("1h") == {"type": "ephemeral", "ttl": "1h"}
     assert cache_marker("1h", model="qwen3-coder-plus") == {"type": "ephemeral"}
-    assert cache_marker("1h", base_url="https://dashscope.aliyuncs.com/compatible-mode/v1") == EPHEMERAL
+    assert (
+        cache_marker("1h", base_url="https://dashscope.aliyuncs.com/compatible-mode/v1")
+        == EPHEMERAL
+    )
     assert effective_cache_ttl(None) == "5m"
     assert effective_cache_ttl("") == "5m"
     assert effective_cache_ttl("1h", provider="anthropic") == "1h"
@@ -96,10 +105,19 @@ def test_example_15_ttl() -> None:
 
 
 def test_content_shapes() -> None:
-    parts = [{"type": "text", "text": "look"}, {"type": "image_url", "image_url": {"url": "https://x/y.png"}}]
+    parts = [
+        {"type": "text", "text": "look"},
+        {"type": "image_url", "image_url": {"url": "https://x/y.png"}},
+    ]
     messages = [
         {"role": "user", "content": parts},
-        {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            ],
+        },
         {"role": "assistant", "content": ""},
         {"role": "user", "content": "plain"},
     ]
@@ -124,7 +142,13 @@ def test_skip_unmarkable_does_not_waste_slots() -> None:
         {"role": "user", "content": "u1"},
         {"role": "assistant", "content": "a1"},
         {"role": "user", "content": "u2"},
-        {"role": "assistant", "content": None, "tool_calls": [{"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}]},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                {"id": "c", "type": "function", "function": {"name": "f", "arguments": "{}"}}
+            ],
+        },
         {"role": "tool", "tool_call_id": "c", "content": "r"},
     ]
     seed = apply_cache_control(messages)
@@ -139,15 +163,28 @@ def test_skip_unmarkable_does_not_waste_slots() -> None:
 def test_strip_restores_decorated_shapes_only() -> None:
     decorated = apply_cache_control(conversation())
     assert strip_cache_control(decorated) == conversation()
-    user_list = [{"role": "user", "content": [{"type": "text", "text": "a"}, {"type": "text", "text": "b", "cache_control": EPHEMERAL}]}]
+    user_list = [
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "a"},
+                {"type": "text", "text": "b", "cache_control": EPHEMERAL},
+            ],
+        }
+    ]
     assert strip_cache_control(user_list)[0]["content"] == [
         {"type": "text", "text": "a"},
         {"type": "text", "text": "b"},
     ]
-    split_system = [{"role": "system", "content": [
-        {"type": "text", "text": "static ", "cache_control": EPHEMERAL},
-        {"type": "text", "text": "rest", "cache_control": EPHEMERAL},
-    ]}]
+    split_system = [
+        {
+            "role": "system",
+            "content": [
+                {"type": "text", "text": "static ", "cache_control": EPHEMERAL},
+                {"type": "text", "text": "rest", "cache_control": EPHEMERAL},
+            ],
+        }
+    ]
     assert strip_cache_control(split_system)[0]["content"] == "static rest"
 
 

@@ -4,16 +4,22 @@ from __future__ import annotations
 
 import importlib.util
 import sys
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
-from providers_fixtures import ReplayServer, replay  # noqa: F401  (fixture)
 
 from palimpsest.errors import ConfigError, MissingDependencyError, PluginNotFoundError, UserError
 from palimpsest.providers import ChatModel, connect, parse_model_spec
 from palimpsest.providers.anthropic_messages import AnthropicChatModel
 from palimpsest.providers.connect import OPENROUTER_BASE_URL
 from palimpsest.providers.openai_chat import OpenAIChatModel
+from providers_fixtures import ReplayServer, running_server
+
+
+@pytest.fixture
+def replay() -> Iterator[ReplayServer]:
+    yield from running_server()
 
 
 def test_parse_model_spec() -> None:

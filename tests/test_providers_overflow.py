@@ -46,7 +46,16 @@ CORPUS: list[tuple[str, int | None, str, str, dict[str, Any]]] = [
     (
         "github.com/assafelovic/gpt-researcher/issues/680 (Azure GPT-4o)",
         400,
-        body({"error": {"message": "This model's maximum context length is 128000 tokens. However, your messages resulted in 192041 tokens. Please reduce the length of the messages.", "type": "invalid_request_error", "param": "messages", "code": "context_length_exceeded"}}),
+        body(
+            {
+                "error": {
+                    "message": "This model's maximum context length is 128000 tokens. However, your messages resulted in 192041 tokens. Please reduce the length of the messages.",
+                    "type": "invalid_request_error",
+                    "param": "messages",
+                    "code": "context_length_exceeded",
+                }
+            }
+        ),
         "context_overflow",
         {"limit": 128000, "requested": 192041},
     ),
@@ -67,7 +76,16 @@ CORPUS: list[tuple[str, int | None, str, str, dict[str, Any]]] = [
     (
         "github.com/bytedance/deer-flow/issues/66 (DeepSeek)",
         400,
-        body({"error": {"message": "This model's maximum context length is 65536 tokens. However, you requested 87731 tokens (87731 in the messages, 0 in the completion). Please reduce the length of the messages or completion.", "type": "invalid_request_error", "param": None, "code": "invalid_request_error"}}),
+        body(
+            {
+                "error": {
+                    "message": "This model's maximum context length is 65536 tokens. However, you requested 87731 tokens (87731 in the messages, 0 in the completion). Please reduce the length of the messages or completion.",
+                    "type": "invalid_request_error",
+                    "param": None,
+                    "code": "invalid_request_error",
+                }
+            }
+        ),
         "context_overflow",
         {"limit": 65536, "requested": 87731},
     ),
@@ -88,7 +106,7 @@ CORPUS: list[tuple[str, int | None, str, str, dict[str, Any]]] = [
     (
         "github.com/ai-christianson/RA.Aid/issues/41 (OpenRouter -> DeepInfra, wrapped in a 502)",
         502,
-        "ConnectionError: {\"object\": \"error\", \"message\": \"This model's maximum context length is 16000 tokens. However, you requested 17165 tokens (13069 in the messages, 4096 in the completion). Please reduce the length of the messages or completion.\", \"type\": \"BadRequestError\", \"param\": null, \"code\": 400}",
+        'ConnectionError: {"object": "error", "message": "This model\'s maximum context length is 16000 tokens. However, you requested 17165 tokens (13069 in the messages, 4096 in the completion). Please reduce the length of the messages or completion.", "type": "BadRequestError", "param": null, "code": 400}',
         "max_tokens_too_large",
         {"limit": 16000, "input_tokens": 13069, "suggested_max_tokens": 2675},
     ),
@@ -118,7 +136,16 @@ CORPUS: list[tuple[str, int | None, str, str, dict[str, Any]]] = [
     (
         "github.com/anthropics/claude-code/issues/12186",
         400,
-        body({"type": "error", "error": {"type": "invalid_request_error", "message": "prompt is too long: 208310 tokens > 200000 maximum"}, "request_id": "req_011CVQe1dLrGNMJyE1ghG1av"}),
+        body(
+            {
+                "type": "error",
+                "error": {
+                    "type": "invalid_request_error",
+                    "message": "prompt is too long: 208310 tokens > 200000 maximum",
+                },
+                "request_id": "req_011CVQe1dLrGNMJyE1ghG1av",
+            }
+        ),
         "context_overflow",
         {"limit": 200000, "requested": 208310},
     ),
@@ -139,7 +166,15 @@ CORPUS: list[tuple[str, int | None, str, str, dict[str, Any]]] = [
     (
         "github.com/anthropics/claude-code/issues/228",
         400,
-        body({"type": "error", "error": {"type": "invalid_request_error", "message": "input length and `max_tokens` exceed context limit: 184915 + 20000 > 204648, decrease input length or `max_tokens` and try again"}}),
+        body(
+            {
+                "type": "error",
+                "error": {
+                    "type": "invalid_request_error",
+                    "message": "input length and `max_tokens` exceed context limit: 184915 + 20000 > 204648, decrease input length or `max_tokens` and try again",
+                },
+            }
+        ),
         "max_tokens_too_large",
         {"limit": 204648, "input_tokens": 184915, "suggested_max_tokens": 19477},
     ),
@@ -154,14 +189,34 @@ CORPUS: list[tuple[str, int | None, str, str, dict[str, Any]]] = [
     (
         "github.com/oobabooga/textgen/issues/7257 (llama-server exceed_context_size_error)",
         400,
-        body({"error": {"code": 400, "message": "the request exceeds the available context size. try increasing the context size or enable context shift", "type": "exceed_context_size_error", "n_prompt_tokens": 14429, "n_ctx": 8192}}),
+        body(
+            {
+                "error": {
+                    "code": 400,
+                    "message": "the request exceeds the available context size. try increasing the context size or enable context shift",
+                    "type": "exceed_context_size_error",
+                    "n_prompt_tokens": 14429,
+                    "n_ctx": 8192,
+                }
+            }
+        ),
         "context_overflow",
         {"limit": 8192, "requested": 14429},
     ),
     (
         "github.com/ggml-org/llama.cpp/pull/15780 (n_ctx 256 is below 1,024: not a window)",
         500,
-        body({"error": {"code": 500, "message": "the request exceeds the available context size. try increasing the context size or enable context shift", "type": "exceed_context_size_error", "n_prompt_tokens": 1407, "n_ctx": 256}}),
+        body(
+            {
+                "error": {
+                    "code": 500,
+                    "message": "the request exceeds the available context size. try increasing the context size or enable context shift",
+                    "type": "exceed_context_size_error",
+                    "n_prompt_tokens": 1407,
+                    "n_ctx": 256,
+                }
+            }
+        ),
         "context_overflow",
         {"limit": None, "requested": 1407},
     ),
@@ -175,7 +230,15 @@ CORPUS: list[tuple[str, int | None, str, str, dict[str, Any]]] = [
     (
         "github.com/ggml-org/llama.cpp/issues/19774 (500 variant)",
         500,
-        body({"error": {"code": 500, "message": "Context size has been exceeded.", "type": "server_error"}}),
+        body(
+            {
+                "error": {
+                    "code": 500,
+                    "message": "Context size has been exceeded.",
+                    "type": "server_error",
+                }
+            }
+        ),
         "context_overflow",
         {"limit": None},
     ),
@@ -197,7 +260,15 @@ CORPUS: list[tuple[str, int | None, str, str, dict[str, Any]]] = [
     (
         "github.com/google-gemini/gemini-cli/issues/4231",
         400,
-        body({"error": {"code": 400, "message": "The input token count (3475108) exceeds the maximum number of tokens allowed (1048576).", "status": "INVALID_ARGUMENT"}}),
+        body(
+            {
+                "error": {
+                    "code": 400,
+                    "message": "The input token count (3475108) exceeds the maximum number of tokens allowed (1048576).",
+                    "status": "INVALID_ARGUMENT",
+                }
+            }
+        ),
         "context_overflow",
         {"limit": 1048576, "requested": 3475108},
     ),
@@ -212,21 +283,27 @@ CORPUS: list[tuple[str, int | None, str, str, dict[str, Any]]] = [
     (
         "github.com/agno-agi/agno/issues/3980",
         400,
-        "This endpoint's maximum context length is 200000 tokens. However, you requested about 5028244 tokens (4945291 of text input, 2953 of tool input, 80000 in the output). Please reduce the length of either one, or use the \"middle-out\" transform to compress your prompt automatically.",
+        'This endpoint\'s maximum context length is 200000 tokens. However, you requested about 5028244 tokens (4945291 of text input, 2953 of tool input, 80000 in the output). Please reduce the length of either one, or use the "middle-out" transform to compress your prompt automatically.',
         "context_overflow",
         {"limit": 200000, "requested": 5028244},
     ),
     (
         "github.com/refly-ai/refly/issues/1177",
         400,
-        "400 This endpoint's maximum context length is 32768 tokens. However, you requested about 42832 tokens (42832 of text input). Please reduce the length of either one, or use the \"middle-out\" transform to compress your prompt automatically.",
+        '400 This endpoint\'s maximum context length is 32768 tokens. However, you requested about 42832 tokens (42832 of text input). Please reduce the length of either one, or use the "middle-out" transform to compress your prompt automatically.',
         "context_overflow",
         {"limit": 32768, "requested": 42832},
     ),
     (
         "github.com/earendil-works/pi/issues/6378 (output cap equal to the window)",
         400,
-        body({"message": "This endpoint's maximum context length is 262000 tokens. However, you requested about 263390 tokens (658 of text input, 732 of tool input, 262000 in the output). Please reduce the length of either one, or use the context-compression plugin to compress your prompt automatically.", "code": 400, "metadata": {"provider_name": None}}),
+        body(
+            {
+                "message": "This endpoint's maximum context length is 262000 tokens. However, you requested about 263390 tokens (658 of text input, 732 of tool input, 262000 in the output). Please reduce the length of either one, or use the context-compression plugin to compress your prompt automatically.",
+                "code": 400,
+                "metadata": {"provider_name": None},
+            }
+        ),
         "max_tokens_too_large",
         {"limit": 262000, "input_tokens": 1390, "suggested_max_tokens": 260354},
     ),
@@ -234,7 +311,16 @@ CORPUS: list[tuple[str, int | None, str, str, dict[str, Any]]] = [
     (
         "github.com/tailcallhq/forgecode/issues/1185 (OpenAI)",
         400,
-        body({"error": {"message": "max_tokens is too large: 20480. This model supports at most 16384 completion tokens, whereas you provided 20480.", "type": "invalid_request_error", "param": "max_tokens", "code": "invalid_value"}}),
+        body(
+            {
+                "error": {
+                    "message": "max_tokens is too large: 20480. This model supports at most 16384 completion tokens, whereas you provided 20480.",
+                    "type": "invalid_request_error",
+                    "param": "max_tokens",
+                    "code": "invalid_value",
+                }
+            }
+        ),
         "max_tokens_too_large",
         {"suggested_max_tokens": 16384, "limit": None},
     ),
@@ -248,7 +334,16 @@ CORPUS: list[tuple[str, int | None, str, str, dict[str, Any]]] = [
     (
         "github.com/yiliqi78/TOKENICODE/issues/3 (Volcengine)",
         400,
-        body({"error": {"code": "InvalidParameter", "message": "The parameter max_tokens specified in the request is not valid: integer above maximum value, expected a value <= 32768, but got 64000 instead. Request id: 0217724325966514087c9e55f8b322b82cd17f72450d06e16ef7b", "param": "max_tokens", "type": "BadRequest"}}),
+        body(
+            {
+                "error": {
+                    "code": "InvalidParameter",
+                    "message": "The parameter max_tokens specified in the request is not valid: integer above maximum value, expected a value <= 32768, but got 64000 instead. Request id: 0217724325966514087c9e55f8b322b82cd17f72450d06e16ef7b",
+                    "param": "max_tokens",
+                    "type": "BadRequest",
+                }
+            }
+        ),
         "max_tokens_too_large",
         {"suggested_max_tokens": 32768},
     ),
@@ -263,7 +358,9 @@ CORPUS: list[tuple[str, int | None, str, str, dict[str, Any]]] = [
     (
         "github.com/anthropics/claude-code/issues/14567",
         413,
-        body({"error": {"type": "request_too_large", "message": "Request exceeds the maximum size"}}),
+        body(
+            {"error": {"type": "request_too_large", "message": "Request exceeds the maximum size"}}
+        ),
         "payload_too_large",
         {"limit": None},
     ),
@@ -292,49 +389,108 @@ CORPUS: list[tuple[str, int | None, str, str, dict[str, Any]]] = [
     (
         "github.com/DrShushen/climb/issues/13 (429 'Request too large' is a rate limit, not overflow)",
         429,
-        body({"error": {"message": "Request too large for gpt-4o in organization org-VDAWofJASuLH0vVz8o9tiQZr on tokens per min (TPM): Limit 30000, Requested 30601. The input or output tokens must be reduced in order to run successfully. Visit https://platform.openai.com/account/rate-limits to learn more.", "type": "tokens", "param": None, "code": "rate_limit_exceeded"}}),
+        body(
+            {
+                "error": {
+                    "message": "Request too large for gpt-4o in organization org-VDAWofJASuLH0vVz8o9tiQZr on tokens per min (TPM): Limit 30000, Requested 30601. The input or output tokens must be reduced in order to run successfully. Visit https://platform.openai.com/account/rate-limits to learn more.",
+                    "type": "tokens",
+                    "param": None,
+                    "code": "rate_limit_exceeded",
+                }
+            }
+        ),
         "rate_limit",
         {},
     ),
     (
         "github.com/Trae-AI/TRAE/issues/625 (Anthropic; mentions prompt length, status decides)",
         429,
-        body({"type": "error", "error": {"type": "rate_limit_error", "message": "This request would exceed the rate limit for your organization of 30,000 input tokens per minute. For details, refer to: https://docs.anthropic.com/en/api/rate-limits. You can see the response headers for current usage. Please reduce the prompt length or the maximum tokens requested, or try again later."}}),
+        body(
+            {
+                "type": "error",
+                "error": {
+                    "type": "rate_limit_error",
+                    "message": "This request would exceed the rate limit for your organization of 30,000 input tokens per minute. For details, refer to: https://docs.anthropic.com/en/api/rate-limits. You can see the response headers for current usage. Please reduce the prompt length or the maximum tokens requested, or try again later.",
+                },
+            }
+        ),
         "rate_limit",
         {},
     ),
     (
         "github.com/Pythagora-io/gpt-pilot/issues/340 (OpenAI insufficient_quota on a 429)",
         429,
-        body({"error": {"message": "You exceeded your current quota, please check your plan and billing details.", "type": "insufficient_quota", "param": None, "code": "insufficient_quota"}}),
+        body(
+            {
+                "error": {
+                    "message": "You exceeded your current quota, please check your plan and billing details.",
+                    "type": "insufficient_quota",
+                    "param": None,
+                    "code": "insufficient_quota",
+                }
+            }
+        ),
         "quota",
         {},
     ),
     (
         "github.com/anthropics/claude-code/issues/4684 (Anthropic credit balance on a 400)",
         400,
-        body({"type": "error", "error": {"type": "invalid_request_error", "message": "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits."}}),
+        body(
+            {
+                "type": "error",
+                "error": {
+                    "type": "invalid_request_error",
+                    "message": "Your credit balance is too low to access the Anthropic API. Please go to Plans & Billing to upgrade or purchase credits.",
+                },
+            }
+        ),
         "quota",
         {},
     ),
     (
         "github.com/Gitlawb/openclaude/issues/1125 (OpenRouter 402)",
         402,
-        body({"error": {"message": "This request requires more credits, or fewer max_tokens. You requested up to 32000 tokens, but can only afford 27342. To increase, visit https://openrouter.ai/settings/credits and upgrade to a paid account", "code": 402, "metadata": {"provider_name": None}}}),
+        body(
+            {
+                "error": {
+                    "message": "This request requires more credits, or fewer max_tokens. You requested up to 32000 tokens, but can only afford 27342. To increase, visit https://openrouter.ai/settings/credits and upgrade to a paid account",
+                    "code": 402,
+                    "metadata": {"provider_name": None},
+                }
+            }
+        ),
         "quota",
         {},
     ),
     (
         "github.com/chatanywhere/GPT_API_free/issues/62 (OpenAI 401)",
         401,
-        body({"error": {"message": "Incorrect API key provided: sk-VKMIs***************************************wjh3. You can find your API key at https://platform.openai.com/account/api-keys.", "type": "invalid_request_error", "param": None, "code": "invalid_api_key"}}),
+        body(
+            {
+                "error": {
+                    "message": "Incorrect API key provided: sk-VKMIs***************************************wjh3. You can find your API key at https://platform.openai.com/account/api-keys.",
+                    "type": "invalid_request_error",
+                    "param": None,
+                    "code": "invalid_api_key",
+                }
+            }
+        ),
         "auth",
         {},
     ),
     (
         "github.com/anthropics/claude-code/issues/64667 (Anthropic 401)",
         401,
-        body({"type": "error", "error": {"type": "authentication_error", "message": "Invalid authentication credentials"}}),
+        body(
+            {
+                "type": "error",
+                "error": {
+                    "type": "authentication_error",
+                    "message": "Invalid authentication credentials",
+                },
+            }
+        ),
         "auth",
         {},
     ),
@@ -342,14 +498,31 @@ CORPUS: list[tuple[str, int | None, str, str, dict[str, Any]]] = [
     (
         "github.com/anthropics/claude-code/issues/3512",
         400,
-        body({"type": "error", "error": {"type": "invalid_request_error", "message": "messages.5: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_01SWBkC2GPGhoSfEqTZ6y91b. Each `tool_use` block must have a corresponding `tool_result` block in the next message."}}),
+        body(
+            {
+                "type": "error",
+                "error": {
+                    "type": "invalid_request_error",
+                    "message": "messages.5: `tool_use` ids were found without `tool_result` blocks immediately after: toolu_01SWBkC2GPGhoSfEqTZ6y91b. Each `tool_use` block must have a corresponding `tool_result` block in the next message.",
+                },
+            }
+        ),
         "tool_message_malformed",
         {},
     ),
     (
         "github.com/FoundationAgents/OpenManus/issues/744 (DeepSeek / OpenAI)",
         400,
-        body({"error": {"message": "Messages with role 'tool' must be a response to a preceding message with 'tool_calls'", "type": "invalid_request_error", "param": None, "code": "invalid_request_error"}}),
+        body(
+            {
+                "error": {
+                    "message": "Messages with role 'tool' must be a response to a preceding message with 'tool_calls'",
+                    "type": "invalid_request_error",
+                    "param": None,
+                    "code": "invalid_request_error",
+                }
+            }
+        ),
         "tool_message_malformed",
         {},
     ),
@@ -478,7 +651,11 @@ def test_server_disconnect_rule() -> None:
     assert small.reason == "connection" and not small.should_compress
     assert big.reason == "context_overflow" and big.should_compress
     tls = classify_error(
-        None, "SSL: peer closed connection in TLS alert", kind="connection", approx_tokens=10**6, threshold_tokens=1
+        None,
+        "SSL: peer closed connection in TLS alert",
+        kind="connection",
+        approx_tokens=10**6,
+        threshold_tokens=1,
     )
     assert tls.reason == "connection" and not tls.should_compress
 
@@ -501,7 +678,9 @@ def test_statuses_decide_before_text() -> None:
 def test_flags() -> None:
     assert classify_error(401, "x").should_rotate_credential
     assert classify_error(429, "x").retryable
-    assert classify_error(400, "Messages with role 'tool' must be a response to a preceding message with 'tool_calls'").should_sanitize_tools
+    assert classify_error(
+        400, "Messages with role 'tool' must be a response to a preceding message with 'tool_calls'"
+    ).should_sanitize_tools
     assert not classify_error(400, "prompt is too long: 2 tokens > 1 maximum").should_fallback
 
 

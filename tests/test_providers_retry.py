@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import inspect
 from types import ModuleType
 
 import anthropic
@@ -95,6 +94,8 @@ def test_parse_retry_after() -> None:
 def test_error_message_prefers_the_providers_sentence() -> None:
     exc = RuntimeError("Error code: 400 - {...}")
     assert error_message(exc, {"error": {"message": "prompt is too long"}}) == "prompt is too long"
-    assert error_message(exc, {"error": "the input length exceeds the context length"}).startswith("the input")
+    assert error_message(exc, {"error": "the input length exceeds the context length"}).startswith(
+        "the input"
+    )
     assert error_message(exc, {"message": "top-level"}) == "top-level"
     assert error_message(exc, "<html>") == "Error code: 400 - {...}"

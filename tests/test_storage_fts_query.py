@@ -14,12 +14,9 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from palimpsest.storage.fts_query import (
-    MAX_QUERY_CHARS,
     SEARCH_COLUMNS,
     build_search,
     cjk_count,
-    clean_query,
-    query_terms,
     route_for,
     run_search,
     sanitize_query,
@@ -147,44 +144,6 @@ def match_ids(con: apsw.Connection, table: str, query: str) -> set[int]:
 # -- the sanitizer ------------------------------------------------------------------------
 
 
-@pytest.mark.parametrize(
-    ("raw", "expected"),
-    [
-        ("hello world", "hello world"),
-        ("hello AND", "hello"),
-        ("hello and", "hello"),
-        ("OR world", "world"),
-        ("***", ""),
-        ("deploy*", "deploy*"),
-        ("chat-send", '"chat-send"'),
-        ("P2.2", '"P2.2"'),
-        ("my-app.config.ts", '"my-app.config.ts"'),
-        ("-rf", '"-rf"'),
-        ("C++", '"C++"'),
-        ("100%", '"100%"'),
-        ("a AND OR b", "a AND b"),
-        ("(a OR b) c", "(a OR b) AND c"),
-        ('"quoted phrase" x', '"quoted phrase" x'),
-        ('"my app"* x', '"my app"* x'),
-        ("NEAR(foo bar, 5)", "NEAR(foo bar, 5)"),
-        ("NEAR foo", '"NEAR" foo'),
-        ('"AND"', '"AND"'),
-        ("", ""),
-        ("   ", ""),
-    ],
-)
-def test_sanitize_exact(raw: str, expected: str) -> None:
-    assert sanitize_query(raw) == expected
-
-
-@pytest.mark.parametrize("raw", ["C++", '"unterminated', "(problem", "{test}", "a)(b"])
-def test_sanitize_strips_syntax_characters(raw: str) -> None:
-    out = sanitize_query(raw)
-    # Only a complete quoted phrase may carry punctuation; no bare bracket or quote remains.
-    assert "(" not in out and "{" not in out and ")" not in out
-    assert out.count('"') % 2 == 0
-
-
 @pytest.mark.parametrize(("raw", "key"), CASES)
 @pytest.mark.parametrize("table", ["messages_fts", "messages_fts_trigram"])
 def test_sanitized_terms_still_match(
@@ -196,25 +155,6 @@ def test_sanitized_terms_still_match(
         # NEAR distances count trigrams, not words: a word-index query only.
         pytest.skip("not a trigram query")
     assert ids[key] in match_ids(con, table, query), (raw, query)
-
-
-def test_match_any_or_joins_and_drops_stopwords() -> None:
-    assert sanitize_query("how did we fix the docker build", match_any=True) == (
-        "fix OR docker OR build"
-    )
-    # explicit operators win; a single term has nothing to join
-    assert sanitize_query("docker AND build", match_any=True) == "docker AND build"
-    assert sanitize_query("the", match_any=True) == "the"
-
-
-def test_clean_query_caps_and_strips_control_characters() -> None:
-    assert clean_query("a\x00b\x1bc\x7f") == "a b c"
-    assert len(clean_query("x" * 5000)) == MAX_QUERY_CHARS
-    assert clean_query("tab\there\nnew") == "tab\there\nnew"
-
-
-def test_query_terms() -> None:
-    assert query_terms('"OAuth Refresh" AND token*') == ["oauth", "refresh", "token"]
 
 
 # -- routing ----------------------------------------------------------------------------

@@ -69,6 +69,7 @@ def test_swe_agent_trailer_gives_open_file_and_directory() -> None:
         ("edit", {"replacement_text": "x"}, "File updated.\n1466: raise ValueError(msg)", "ok", False),
         ("grep", {"pattern": "x"}, "a.py:1:x\nb.py:2:x\n", "2 matches", False),
         ("find_file", {"file_name": "f.py"}, 'Found 3 matches for "f.py" in /t:', "3 matches", False),
+        ("grep", {"pattern": "x"}, "a.py:1:x", "1 match", False),
         ("grep", {"pattern": "x"}, "", "no matches", False),
     ],
 )  # fmt: skip

@@ -47,7 +47,10 @@ def test_message_estimate_counts_the_serialized_message_once() -> None:
 
 def test_images_cost_a_fixed_amount_whatever_the_payload() -> None:
     small = {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:x"}}]}
-    huge = {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:" + "A" * 10**6}}]}
+    huge = {
+        "role": "user",
+        "content": [{"type": "image_url", "image_url": {"url": "data:" + "A" * 10**6}}],
+    }
     assert estimate_messages_tokens_rough([small]) == estimate_messages_tokens_rough([huge])
     assert estimate_messages_tokens_rough([huge]) > IMAGE_TOKENS
     assert content_budget_chars(huge["content"]) == IMAGE_TOKENS * 4
@@ -63,7 +66,9 @@ def test_budget_estimate_cc39() -> None:
     msg = {
         "role": "assistant",
         "content": "x" * 400,
-        "tool_calls": [{"id": "1", "type": "function", "function": {"name": "t", "arguments": "y" * 80}}],
+        "tool_calls": [
+            {"id": "1", "type": "function", "function": {"name": "t", "arguments": "y" * 80}}
+        ],
     }
     assert message_budget_tokens(msg) == 100 + 10 + 20
     assert message_budget_tokens({"role": "tool", "content": None}) == 10
@@ -77,7 +82,9 @@ def test_cjk_estimator() -> None:
 
 json_values = st.recursive(
     st.none() | st.booleans() | st.integers() | st.floats(allow_nan=False) | st.text(),
-    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4),
+    lambda inner: (
+        st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=8), inner, max_size=4)
+    ),
     max_leaves=12,
 )
 
@@ -112,7 +119,10 @@ class TestExactCounter:
 
     def test_growing_transcript_only_tokenizes_new_messages(self) -> None:
         counter = ExactCounter()
-        msgs = [{"role": "user" if i % 2 else "assistant", "content": f"message number {i}"} for i in range(50)]
+        msgs = [
+            {"role": "user" if i % 2 else "assistant", "content": f"message number {i}"}
+            for i in range(50)
+        ]
         first = counter.count_messages(msgs)
         assert counter.encoded_messages == 50
         msgs.append({"role": "user", "content": "one more"})

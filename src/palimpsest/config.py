@@ -70,6 +70,7 @@ class CompressionSettings(_Section):
     summary_template: Literal["handoff", "classic"] = "handoff"
     fallback_summary: Literal["static", "deterministic"] = "deterministic"
     orphan_call_policy: Literal["stub", "strip"] = "stub"
+    refuse_if_grow: bool = True
     threshold_tokens: int | None = None
     summary_model: str | None = None
     """Legacy spelling of ``auxiliary.compression.model``."""

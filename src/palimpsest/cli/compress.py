@@ -19,7 +19,7 @@ from rich.table import Table
 
 from ..compaction.compressor import CompressionStats, ContextCompressor
 from ..compaction.feedback import summarize_manual_compression
-from ..config import Settings, load_settings
+from ..config import load_settings
 from ..messages import dump_transcript, load_transcript, validate_transcript
 from ..tokens import ExactCounter, RoughCounter, TokenCounter
 from .common import err_console, fail, handle_errors
@@ -39,25 +39,6 @@ def _read_messages(source: str, fmt: str) -> list[dict[str, Any]]:
         messages = load_transcript(Path(source), format=fmt)
     validate_transcript(messages, path=source if source != "-" else "<stdin>")
     return messages
-
-
-def _build(settings: Settings, context_length: int, threshold: float | None, counter: TokenCounter) -> ContextCompressor:
-    c = settings.compression
-    return ContextCompressor(
-        context_length,
-        threshold_percent=threshold if threshold is not None else c.threshold,
-        target_ratio=c.target_ratio,
-        protect_first_n=c.protect_first_n,
-        protect_last_n=c.protect_last_n,
-        token_counter=counter,
-        max_tokens=settings.model.max_tokens,
-        threshold_tokens_cap=c.threshold_tokens,
-        prune_style=c.prune_style,
-        summary_template=c.summary_template,
-        fallback_summary=c.fallback_summary,
-        orphan_call_policy=c.orphan_call_policy,
-        quiet_mode=True,
-    )
 
 
 def _report_dict(stats: CompressionStats, compressor: ContextCompressor, elapsed: float, counter: str) -> dict[str, Any]:
@@ -162,7 +143,12 @@ def compress_command(
         messages = _read_messages(input, fmt)
         counter: TokenCounter = ExactCounter("o200k_base") if exact_tokens else RoughCounter()
         window = context_length or settings.model.context_length or DEFAULT_CONTEXT_LENGTH
-        compressor = _build(settings, window, threshold, counter)
+        overrides: dict[str, Any] = {"quiet_mode": True}
+        if threshold is not None:
+            overrides["threshold_percent"] = threshold
+        compressor = ContextCompressor.from_settings(
+            settings, context_length=window, token_counter=counter, **overrides
+        )
         before_tokens = counter.count_messages(messages)
 
         started = time.perf_counter()

@@ -18,6 +18,7 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from ..config import load_settings
 from ..errors import SessionNotFoundError
@@ -60,6 +61,10 @@ def _when(epoch: float | None) -> str:
     return "" if epoch is None else datetime.fromtimestamp(epoch).strftime("%Y-%m-%d %H:%M")
 
 
+def _short(epoch: float | None) -> str:
+    return "" if epoch is None else datetime.fromtimestamp(epoch).strftime("%m-%d %H:%M")
+
+
 def _cost(value: float | None) -> str:
     return "" if value is None else f"${value:.4f}"
 
@@ -89,21 +94,23 @@ def list_command(
         return
     table = Table()
     table.add_column("id", no_wrap=True)
-    table.add_column("title", min_width=14, overflow="fold")
-    for name in ("source", "msgs", "tokens", "cost", "last active"):
-        table.add_column(name, no_wrap=True, overflow="ellipsis")
-    table.add_column("preview", ratio=1, min_width=10, overflow="fold")
+    table.add_column("conversation", ratio=1, min_width=12, overflow="fold")
+    for name in ("msgs", "tokens", "cost", "active"):
+        table.add_column(name, no_wrap=True, justify="right" if name != "active" else "left")
     for row in found:
-        chain = f" (+{row['chain_length'] - 1})" if row["chain_length"] > 1 else ""
+        label = Text(row["title"] or "(untitled)", style="bold")
+        if row["chain_length"] > 1:
+            label.append(f" · {row['chain_length']} sessions", style="cyan")
+        label.append(f" [{row['source']}]", style="dim")
+        if row["preview"]:
+            label.append("\n" + row["preview"], style="dim")
         table.add_row(
-            row["id"] + chain,
-            row["title"] or "",
-            row["source"],
+            row["id"],
+            label,
             str(row["message_count"] or 0),
             f"{row['total_tokens']:,}",
             _cost(row["estimated_cost_usd"]),
-            _when(row["last_active"]),
-            row["preview"],
+            _short(row["last_active"]),
         )
     console.print(table)
 

@@ -16,6 +16,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+from ..config import Settings
+from ..errors import ConfigError
 from ..summarizers.base import Summarizer, SummaryRequest, SupportsCooldown
 from ..summarizers.extractive import ExtractiveSummarizer
 from ..tokens import RoughCounter, TokenCounter
@@ -147,6 +149,45 @@ class ContextCompressor(ContextEngine):
         self.context_length = context_length
         self._recompute_thresholds()
         self._reset_session_state()
+
+    @classmethod
+    def from_settings(
+        cls,
+        settings: Settings,
+        *,
+        context_length: int | None = None,
+        summarizer: Summarizer | None = None,
+        token_counter: TokenCounter | None = None,
+        **overrides: Any,
+    ) -> ContextCompressor:
+        """A compressor configured from ``compression`` and ``model`` settings.
+
+        ``context_length`` defaults to ``model.context_length``; one of the two is required.
+        Keyword ``overrides`` win over the settings (e.g. ``threshold_percent=0.7``).
+        """
+        window = context_length or settings.model.context_length
+        if not window:
+            raise ConfigError(
+                "no context length: pass one or set model.context_length in the config",
+                key="model.context_length",
+            )
+        c = settings.compression
+        options: dict[str, Any] = {
+            "threshold_percent": c.threshold,
+            "target_ratio": c.target_ratio,
+            "protect_first_n": c.protect_first_n,
+            "protect_last_n": c.protect_last_n,
+            "model": settings.model.name or "",
+            "max_tokens": settings.model.max_tokens,
+            "threshold_tokens_cap": c.threshold_tokens,
+            "prune_style": c.prune_style,
+            "summary_template": c.summary_template,
+            "fallback_summary": c.fallback_summary,
+            "orphan_call_policy": c.orphan_call_policy,
+            "refuse_if_grow": c.refuse_if_grow,
+        }
+        options.update(overrides)
+        return cls(window, summarizer, token_counter=token_counter, **options)
 
     # -- identity and thresholds ---------------------------------------------------------
 

@@ -13,6 +13,7 @@ Failures raise a :class:`~palimpsest.errors.MemoryToolError` subclass and change
 
 from __future__ import annotations
 
+import contextlib
 import logging
 import shutil
 import time
@@ -26,6 +27,7 @@ from ..config import home_dir
 from ..errors import MemoryCapacityError, MemoryMatchError, MemoryThreatError, MemoryToolError
 from .batch import apply_operations
 from .entries import (
+    DELIMITER,
     FILE_NAMES,
     TARGETS,
     MemoryWrite,
@@ -39,7 +41,7 @@ from .entries import (
     usage_text,
     validate_target,
 )
-from .locking import atomic_write, file_lock
+from .locking import TEMP_PREFIX, TEMP_SUFFIX, atomic_write, file_lock
 from .threats import ScanMode, check_content
 
 if TYPE_CHECKING:
@@ -57,6 +59,8 @@ log = logging.getLogger(__name__)
 
 DEFAULT_MEMORY_CHAR_LIMIT = 2_200
 DEFAULT_USER_CHAR_LIMIT = 1_375
+STALE_TEMP_SECONDS = 3_600
+"""Temp files of interrupted writes older than this are removed at load."""
 
 
 @dataclass(frozen=True)
@@ -146,6 +150,7 @@ class MemoryStore:
     def load_from_disk(self) -> None:
         """Read both files into the live entries and freeze the prompt snapshot (MEM-15)."""
         self.directory.mkdir(parents=True, exist_ok=True)
+        self._sweep_temp_files()
         for target in TARGETS:
             entries = dedupe(parse_entries(self._read_text(target, strict=False)))
             self._live[target] = entries
@@ -158,6 +163,15 @@ class MemoryStore:
         tgt = validate_target(target)
         self._live[tgt] = dedupe(parse_entries(self._read_text(tgt, strict=False)))
         return list(self._live[tgt])
+
+    def _sweep_temp_files(self) -> None:
+        # A writer killed between mkstemp and os.replace leaves its temp file behind; one
+        # older than the grace period cannot belong to a write still in progress.
+        cutoff = time.time() - STALE_TEMP_SECONDS
+        for temp in self.directory.glob(f"{TEMP_PREFIX}*{TEMP_SUFFIX}"):
+            with contextlib.suppress(OSError):
+                if temp.stat().st_mtime < cutoff:
+                    temp.unlink()
 
     def entries(self, target: str) -> list[str]:
         """The live entries of ``target`` (a copy)."""
@@ -193,6 +207,12 @@ class MemoryStore:
     # --- writing ------------------------------------------------------------------------
 
     def _check_safe(self, content: str) -> None:
+        if parse_entries(f"x{DELIMITER}{content}{DELIMITER}x") != ["x", content, "x"]:
+            # The entry would split (or merge with a neighbour) when the file is re-read.
+            raise MemoryToolError(
+                "Content cannot contain a line holding only '§' (the entry separator); "
+                "save separate entries instead."
+            )
         check_content(content, self.threat_scan)
         if redact(content) != content:
             # Memory is replayed into every later prompt: a secret must never be stored,

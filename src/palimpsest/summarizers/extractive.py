@@ -149,8 +149,11 @@ def _build(facts: SpanFacts, prev: PreviousSummary, focus: str | None) -> _Draft
             )
         )
     _state(d, facts, prev)
-    if facts.ends_with_work and facts.last_assistant:
-        d.in_progress = facts.last_assistant
+    if facts.ends_with_work and facts.progress:
+        d.in_progress = facts.progress
+    elif facts.ends_with_work and facts.actions:
+        last = facts.actions[-1]
+        d.in_progress = f"{last.verb} {last.target} — {last.outcome}"
     elif not facts.actions and facts.last_assistant is None:
         d.in_progress = prev_progress
     _blocked(d, facts, prev)

@@ -130,6 +130,7 @@ class SpanFacts:
     cwd: str | None = None
     tests: str | None = None  # "8/10 passing (last run: `pytest`)"
     last_assistant: str | None = None
+    progress: str | None = None  # the newest assistant text after the newest user message
     ends_with_work: bool = False
     summaries: list[str] = field(default_factory=list)
     mentions: int = 0
@@ -245,12 +246,13 @@ class _Walker:
             self._assistant_text(text, bool(calls) or self.observation_for is not None)
         elif calls:
             self.facts.ends_with_work = True
+            self.facts.progress = None
 
     def _assistant_text(self, text: str, acting: bool) -> None:
         facts = self.facts
         # Code blocks are actions or examples, not prose to quote back.
         text = _FENCED.sub(" ", text[:TEXT_SCAN]).strip() or text[:TEXT_SCAN]
-        facts.last_assistant = text
+        facts.last_assistant = facts.progress = text
         facts.ends_with_work = acting or _ONGOING.search(text[:600]) is not None
         if len(facts.decisions) < MAX_DECISIONS and _DECISION.search(text):
             _add_unique(facts.decisions, _sentences(text, _DECISION), MAX_DECISIONS)
@@ -366,6 +368,7 @@ class _Walker:
         if not text.strip():
             return
         facts.user_asks += 1
+        facts.progress, facts.ends_with_work = None, False
         if facts.first_ask is None:
             facts.first_ask = text
         facts.last_ask = text

@@ -219,8 +219,8 @@ def _search_outcome(action: Action, text: str, window: str) -> None:
         count = text.count("\n") + 1
     else:
         count = sum(1 for line in window.splitlines() if line.strip()) if text.strip() else 0
-    noun = "entries" if action.verb == "LIST" else "matches"
-    action.outcome = f"{count:,} {noun}" if count else f"no {noun}"
+    noun = ("entry", "entries") if action.verb == "LIST" else ("match", "matches")
+    action.outcome = f"{count:,} {noun[count != 1]}" if count else f"no {noun[1]}"
     if not count and _looks_failed(head):
         action.error = _error_line(head)
         if action.error:

@@ -1,0 +1,5 @@
+"""``python -m palimpsest.cli``."""
+
+from .app import main
+
+main()
