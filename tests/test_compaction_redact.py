@@ -91,6 +91,9 @@ PLANTED: list[tuple[str, str, str]] = [
     ("cli-token", "cliT0ken42", "deploy --token={s}"),
     ("cli-api-key", "cliK3y99", "tool --api-key '{s}'"),
     ("url-userinfo", "urlPassw0rd", "postgres://admin:{s}@db.internal:5432/app"),
+    ("url-empty-user", "redisPassw0rd", "REDIS_URL=redis://:{s}@cache:6379/0"),
+    ("curl-user", "curlPassw0rd", "curl -u admin:{s} https://api.example.com"),
+    ("npmrc", "npm-auth-0123456789", "//registry.npmjs.org/:_authToken={s}"),
     ("url-token-param", "qT0ken123", "GET https://api.example.com/v1/items?token={s}&page=2"),
     ("url-api_key-param", "qK3y456", "https://example.com/x?page=1&api_key={s}"),
     ("url-key-param", "qKey789abc", "https://example.com/geo?address=x&key={s}"),
@@ -140,6 +143,9 @@ BENIGN: list[str] = [
     "Counted 1,234 prompt tokens and 567 completion tokens.",
     "Use the secret manager instead of hard-coding credentials.",
     "ERROR: invalid token (expired)",
+    "ssh -u is not an option; use curl -u $USER:$PASS instead",
+    "tar -uf archive.tar notes.txt",
+    "DATABASE_URL=postgres://app:${DB_PASSWORD}@db:5432/app",
 ]
 
 

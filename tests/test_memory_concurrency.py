@@ -8,8 +8,6 @@ import os
 import random
 import re
 import signal
-import subprocess
-import sys
 import time
 from pathlib import Path
 
@@ -19,55 +17,51 @@ from palimpsest.errors import MemoryCapacityError
 from palimpsest.memory.entries import parse_entries
 from palimpsest.memory.store import MemoryStore
 
-WRITER = r"""
-import json, os, sys, time
-from pathlib import Path
-from palimpsest.errors import MemoryCapacityError
-from palimpsest.memory.store import MemoryStore
 
-worker, start_flag = int(sys.argv[1]), Path(sys.argv[2])
-store = MemoryStore()
-(start_flag.parent / f"ready-{worker}").touch()
-while not start_flag.exists():
-    time.sleep(0.001)
-results = []
-for n in range(25):
-    content = f"worker {worker} note {n:02d}"
-    try:
-        store.add("memory", content)
-        results.append([content, "landed"])
-    except MemoryCapacityError:
-        results.append([content, "capacity"])
-print(json.dumps(results))
-"""
+def _adder(worker: int, start_flag: Path, out: Path) -> None:
+    """Child body: wait for the start flag, then 25 adds; record what happened to each."""
+    store = MemoryStore()
+    (start_flag.parent / f"ready-{worker}").touch()
+    while not start_flag.exists():
+        time.sleep(0.001)
+    results = []
+    for n in range(25):
+        content = f"worker {worker} note {n:02d}"
+        try:
+            store.add("memory", content)
+            results.append([content, "landed"])
+        except MemoryCapacityError:
+            results.append([content, "capacity"])
+    out.write_text(json.dumps(results))
 
 
-@pytest.mark.slow
+@pytest.mark.skipif(not hasattr(os, "fork"), reason="needs fork")
 class TestConcurrentWriters:
     """Concurrent gateway sessions once dropped entries: every add must land or be refused."""
 
     def test_eight_processes_25_adds_each(self, isolated_home: Path, tmp_path: Path) -> None:
         flag = tmp_path / "go"
-        env = {**os.environ, "PALIMPSEST_HOME": str(isolated_home)}
-        procs = [
-            subprocess.Popen(
-                [sys.executable, "-c", WRITER, str(i), str(flag)],
-                env=env,
-                stdout=subprocess.PIPE,
-                stderr=subprocess.PIPE,
-                text=True,
-            )
-            for i in range(8)
-        ]
+        pids = []
+        for worker in range(8):
+            pid = os.fork()
+            if pid == 0:  # a real process with its own store; never returns into pytest
+                code = 1
+                try:
+                    _adder(worker, flag, tmp_path / f"result-{worker}.json")
+                    code = 0
+                finally:
+                    os._exit(code)
+            pids.append(pid)
         deadline = time.monotonic() + 30
         while len(list(tmp_path.glob("ready-*"))) < 8 and time.monotonic() < deadline:
-            time.sleep(0.01)  # every interpreter is up and spinning on the flag
+            time.sleep(0.005)  # every writer is up and spinning on the flag
         flag.touch()
+        for pid in pids:
+            _, status = os.waitpid(pid, 0)
+            assert os.WIFEXITED(status) and os.WEXITSTATUS(status) == 0
         outcomes: dict[str, str] = {}
-        for proc in procs:
-            out, err = proc.communicate(timeout=60)
-            assert proc.returncode == 0, err
-            outcomes.update(dict(json.loads(out)))
+        for worker in range(8):
+            outcomes.update(dict(json.loads((tmp_path / f"result-{worker}.json").read_text())))
         assert len(outcomes) == 200
         assert set(outcomes.values()) <= {"landed", "capacity"}
 

@@ -121,3 +121,13 @@ def test_builtin_turn_start_resets_breaker() -> None:
         )
     )
     assert "done" not in again
+
+
+def test_public_names_exported() -> None:
+    import palimpsest.memory as memory
+
+    for name in memory.__all__:
+        assert hasattr(memory, name), name
+    # every class or constant imported into the package is listed (modules are not)
+    public = {n for n in vars(memory) if not n.startswith("_") and n[0].isupper()}
+    assert public <= set(memory.__all__)

@@ -160,14 +160,14 @@ class TestAdd:
         assert not store.path("user").exists()
 
     def test_separator_in_content_refused(self, store: MemoryStore) -> None:
-        for bad in ("a\n§\nb", "a\n§", "a\n  §  \n\nb"):
+        for bad in ("a\n§\nb", "a\n§", "x\n§\n\n§\ny"):
             with pytest.raises(MemoryToolError, match="entry separator"):
                 store.add("memory", bad)
         store.add("memory", "a § b\n§ not alone")
         store.add("memory", "§\nleading is unambiguous")
         assert store.load_live("memory") == ["a § b\n§ not alone", "§\nleading is unambiguous"]
 
-    @settings(max_examples=60, deadline=None)
+    @settings(max_examples=25, deadline=None)
     @given(st.lists(st.text(alphabet="ab §\n\t", min_size=1, max_size=12), max_size=6))
     def test_whatever_is_accepted_reloads_identically(self, contents: list[str]) -> None:
         s = MemoryStore(memory_char_limit=10_000)

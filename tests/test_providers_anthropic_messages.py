@@ -21,7 +21,7 @@ from palimpsest.errors import (
 from palimpsest.providers import ChatModel
 from palimpsest.providers.anthropic_messages import AnthropicChatModel, completion_from_message
 from palimpsest.providers.caching import count_cache_markers
-from providers_fixtures import ReplayServer, running_server
+from providers_fixtures import ReplayServer, Reply, running_server
 
 
 @pytest.fixture
@@ -277,3 +277,26 @@ def test_async_error_translation(replay: ReplayServer) -> None:
     replay.file("errors/anthropic_prompt_too_long.json", status=400)
     with pytest.raises(ContextOverflowError):
         asyncio.run(model_for(replay).acomplete([{"role": "user", "content": "x"}]))
+
+
+def test_error_event_inside_a_stream(replay: ReplayServer) -> None:
+    start = {
+        "type": "message_start",
+        "message": {
+            "id": "msg_1",
+            "type": "message",
+            "role": "assistant",
+            "model": "claude-sonnet-4-6",
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 5, "output_tokens": 1},
+        },
+    }
+    # The error event of docs.anthropic.com/en/api/messages-streaming ("Error events").
+    error = {"type": "error", "error": {"type": "overloaded_error", "message": "Overloaded"}}
+    stream = f"event: message_start\ndata: {json.dumps(start)}\n\nevent: error\ndata: {json.dumps(error)}\n\n"
+    replay.replies.append(Reply(200, stream.encode(), {}, "text/event-stream"))
+    with pytest.raises(ProviderError) as info:
+        model_for(replay).complete([{"role": "user", "content": "x"}], stream=True)
+    assert info.value.reason == "server_error" and info.value.status_code == 529

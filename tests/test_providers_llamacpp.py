@@ -23,7 +23,7 @@ import urllib.error
 import urllib.request
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import pytest
 
@@ -69,7 +69,7 @@ LLAMA_REPLY: dict[str, Any] = {
 class FakeLlama:
     """Stands in for ``llama_cpp.Llama``: records its arguments, answers from a queue."""
 
-    instances: list[FakeLlama] = []
+    instances: ClassVar[list[FakeLlama]] = []
 
     def __init__(self, **kwargs: Any) -> None:
         self.kwargs = kwargs

@@ -21,7 +21,7 @@ from palimpsest.errors import (
 from palimpsest.providers import ChatModel
 from palimpsest.providers.caching import count_cache_markers
 from palimpsest.providers.openai_chat import OpenAIChatModel, completion_from_chunks
-from providers_fixtures import ReplayServer, running_server
+from providers_fixtures import ReplayServer, Reply, running_server
 
 
 @pytest.fixture
@@ -323,3 +323,25 @@ def test_chunks_may_be_plain_dicts() -> None:
     ]
     done = completion_from_chunks(chunks)
     assert (done.content, done.finish_reason, done.usage.total_tokens) == ("ab", "stop", 7)
+
+
+def test_error_inside_a_stream_is_classified(replay: ReplayServer) -> None:
+    chunk = {
+        "id": "chatcmpl-1",
+        "object": "chat.completion.chunk",
+        "created": 1,
+        "model": "m",
+        "choices": [{"index": 0, "delta": {"content": "a"}, "finish_reason": None}],
+    }
+    error = {
+        "error": {
+            "message": "This model's maximum context length is 8192 tokens. However, your messages resulted in 9000 tokens.",
+            "type": "invalid_request_error",
+        }
+    }
+    stream = f"data: {json.dumps(chunk)}\n\ndata: {json.dumps(error)}\n\n"
+    replay.replies.append(Reply(200, stream.encode(), {}, "text/event-stream"))
+    with pytest.raises(ContextOverflowError) as info:
+        model_for(replay).complete([{"role": "user", "content": "x"}], stream=True)
+    assert info.value.limit == 8192
+    assert isinstance(info.value.__cause__, openai.APIError)

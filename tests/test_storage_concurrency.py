@@ -34,6 +34,7 @@ store = SessionStore(db)
 if role == "writer":
     store.create_session(name, "cron")
     for b in range(total // batch):
+        print("begin", b, flush=True)
         store.append_messages(
             name,
             [
@@ -106,27 +107,36 @@ def test_sigkill_mid_batch_keeps_every_committed_batch(tmp_path: Path) -> None:
     rng = random.Random(20260521)
     script = tmp_path / "worker.py"
     script.write_text(WORKER)
+    killed_mid_batch = 0
     for run in range(4):
         db = tmp_path / f"crash{run}.db"
         SessionStore(db).close()
         proc = start(script, "writer", db, "w", 400 * 1000, 400)
         Path(f"{db}.go").touch()
+        assert proc.stdout is not None and proc.stderr is not None
         reported: list[int] = []
         wanted = rng.randint(2, 12)
-        assert proc.stdout is not None
-        while len(reported) < wanted:
-            line = proc.stdout.readline()
-            assert line, proc.stderr.read() if proc.stderr else ""
-            reported.append(int(line))
-        time.sleep(rng.uniform(0.0, 0.03))  # land somewhere inside a later batch
+        began = time.perf_counter()
+        in_flight = -1
+        while True:
+            line = proc.stdout.readline().split()
+            assert line, proc.stderr.read()
+            if line[0] == "begin":
+                in_flight = int(line[1])
+                if len(reported) >= wanted:
+                    break
+                began = time.perf_counter()
+            else:
+                reported.append(int(line[0]))
+                batch_seconds = time.perf_counter() - began
+        # Kill inside the batch that just began, at a random point of its expected time.
+        time.sleep(rng.uniform(0.1, 0.6) * batch_seconds)
         os.kill(proc.pid, signal.SIGKILL)
         proc.wait(timeout=10)
         assert proc.returncode == -signal.SIGKILL
-        # Lines the writer printed before it died also name committed batches.
-        assert proc.stdout is not None
-        reported += [int(x) for x in proc.stdout.read().split()]
+        # A commit line printed just before the kill still names a committed batch.
+        reported += [int(x) for x in proc.stdout.read().split() if x.isdigit()]
         proc.stdout.close()
-        assert proc.stderr is not None
         proc.stderr.close()
 
         with SessionStore(db) as store:
@@ -139,3 +149,6 @@ def test_sigkill_mid_batch_keeps_every_committed_batch(tmp_path: Path) -> None:
             assert set(counts.values()) == {400}
             assert sorted(counts) == list(range(len(counts)))
             assert store.require_session("w")["message_count"] == 400 * len(counts)
+            killed_mid_batch += in_flight not in counts
+    # The kill really landed inside a transaction at least once (usually every time).
+    assert killed_mid_batch >= 1

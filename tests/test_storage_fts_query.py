@@ -382,3 +382,24 @@ def test_fuzz_no_query_raises(fuzz_db: apsw.Connection, query: str) -> None:
         plan = build_search(query, match_any=match_any, limit=5)
         # execute directly: a fallback would hide a syntax error
         list(fuzz_db.execute(plan.sql, plan.params))
+
+
+def test_through_the_real_store(tmp_path: Path) -> None:
+    from palimpsest.storage.sessions import SessionStore
+
+    with SessionStore(tmp_path / "state.db") as store:
+        store.create_session("s", source="cli")
+        call = {"id": "c", "type": "function", "function": {"name": "deploy", "arguments": "{}"}}
+        call["function"]["arguments"] = json.dumps({"target": "deploy_prod_eu"})
+        ids = store.append_messages(
+            "s",
+            [
+                {"role": "assistant", "content": "", "tool_calls": [call]},
+                {"role": "user", "content": "我们讨论了数据库迁移方案 and C++ with -rf"},
+            ],
+        )
+        assert [h["id"] for h in store.search_messages("deploy_prod_eu")] == [ids[0]]
+        for query in ("数据库", "迁移", "-rf", "数据库 C++"):
+            assert [h["id"] for h in store.search_messages(query)] == [ids[1]], query
+        # the word index sees "C++" as the word "c", which the tool call's id also is
+        assert ids[1] in [h["id"] for h in store.search_messages("C++")]

@@ -12,6 +12,7 @@ from typing import Any
 import apsw
 import pytest
 
+from palimpsest.config import settings_from_dict
 from palimpsest.errors import ProviderError
 from palimpsest.providers.base import ScriptedChatModel
 from palimpsest.storage.search import (
@@ -300,3 +301,16 @@ def test_tool_call_entry_point(store: SessionStore) -> None:
     tool = SessionSearch(store)
     payload = json.loads(tool(query="istio", limit=5, current_session_id="a"))
     assert ids(payload) == ["b"]
+
+
+def test_from_settings(store: SessionStore) -> None:
+    settings = settings_from_dict(
+        {
+            "auxiliary": {
+                "session_search": {"max_concurrency": 5, "timeout": 12, "window_chars": 500}
+            }
+        }
+    )
+    tool = SessionSearch.from_settings(store, None, settings)
+    assert (tool.concurrency, tool.timeout, tool.window_chars) == (5, 12.0, 500)
+    assert SessionSearch.from_settings(store).timeout == 90.0

@@ -638,3 +638,41 @@ def test_a_bad_transcript_writes_nothing(store: SessionStore, tmp_path: Path) ->
     with pytest.raises(TranscriptError):
         store.import_transcript(bad)
     assert store.session_count() == 0
+
+
+def test_there_are_real_transcripts_to_round_trip() -> None:
+    assert len(TRANSCRIPTS) >= 9
+
+
+# -- SQLite builds without FTS5 or trigram (SS-08, SS-09) ------------------------------------
+
+
+def test_a_build_without_fts5_still_stores_and_searches(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.setattr(schema, "fts_support", lambda con: (False, False))
+    with SessionStore(tmp_path / "s.db") as store:
+        assert (store.has_fts5, store.has_trigram, store.fts_layout) == (False, False, None)
+        sid = store.create_session()
+        store.append_message(sid, "user", "the beaver builds a dam 数据库迁移")
+        assert [h["session_id"] for h in store.search_messages("beaver")] == [sid]
+        assert [h["session_id"] for h in store.search_messages("迁移")] == [sid]
+        assert store.verify() == []
+
+
+def test_a_missing_trigram_index_is_created_and_backfilled_later(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    path = tmp_path / "s.db"
+    with monkeypatch.context() as patched:
+        patched.setattr(schema, "fts_support", lambda con: (True, False))
+        with SessionStore(path) as store:
+            sid = store.create_session()
+            store.append_message(sid, "user", "我们讨论了数据库迁移方案")
+            assert store.search_messages("数据库")[0]["session_id"] == sid  # via LIKE
+            assert store.verify() == []
+    assert fts_ids(path, "messages_fts", "walrus") == []
+    with SessionStore(path) as store:  # a build with trigram: the index appears, filled
+        assert store.has_trigram
+        assert fts_ids(path, "messages_fts_trigram", '"数据库"') == [1]
+        assert store.verify() == []

@@ -361,3 +361,27 @@ class TestAsync:
             asyncio.run(s.asummarize(request()))
         with pytest.raises(SummaryError, match="cooldown active"):
             asyncio.run(s.asummarize(request()))
+
+
+class TestProviderEdgeReasons:
+    """Errors translated by the provider edge carry ``reason``; it decides the kind."""
+
+    @pytest.mark.parametrize(
+        ("reason", "kind", "seconds"),
+        [
+            ("timeout", "timeout", 60.0),
+            ("rate_limit", "timeout", 60.0),
+            ("connection", "network", 30.0),
+            ("auth", "auth", 60.0),
+            ("quota", "auth", 60.0),
+            ("not_found", "not_found", 60.0),
+            ("server_error", "other", 60.0),
+        ],
+    )
+    def test_reason(self, clock: FakeClock, reason: str, kind: str, seconds: float) -> None:
+        exc = ProviderError("provider said no", provider="openai", model="m")
+        exc.reason = reason
+        s = LLMSummarizer(ScriptedChatModel([exc]), clock=clock)
+        with pytest.raises(SummaryError):
+            s.summarize(request())
+        assert (s.last_failure_kind, s.cooldown_remaining()) == (kind, seconds)

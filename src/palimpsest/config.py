@@ -48,30 +48,46 @@ def config_path() -> Path:
 
 
 class _Section(BaseModel):
-    model_config = ConfigDict(extra="forbid", validate_assignment=True)
+    # Attribute docstrings become field descriptions, which docs/configuration.md shows.
+    model_config = ConfigDict(
+        extra="forbid", validate_assignment=True, use_attribute_docstrings=True
+    )
 
 
 class ContextSettings(_Section):
     """``context``: which engine runs and which profile of behaviour applies."""
 
     engine: str = "compressor"
+    """Context engine to load from the ``palimpsest.context_engines`` entry points."""
     profile: Literal["seed", "refined"] = "seed"
+    """Behaviour profile; ``refined`` switches are not implemented yet."""
 
 
 class CompressionSettings(_Section):
     """``compression``: the seed defaults of the built-in compressor (spec CC-01..)."""
 
     enabled: bool = True
+    """Automatic compression on or off for a host (the agent loop)."""
     threshold: float = Field(0.50, gt=0.0, le=1.0)
+    """Compress when prompt tokens reach this fraction of the window (floor 64,000 tokens)."""
     target_ratio: float = 0.20
+    """Tail budget as a fraction of the threshold; clamped to [0.10, 0.80]."""
     protect_first_n: int = Field(3, ge=0)
+    """Messages at the start always kept verbatim (system prompt + first exchange)."""
     protect_last_n: int = Field(20, ge=1)
+    """Recent messages never pruned, whatever the token budget says."""
     prune_style: Literal["summary", "placeholder"] = "summary"
+    """Old tool results become informative one-liners, or the classic placeholder."""
     summary_template: Literal["handoff", "classic"] = "handoff"
+    """Section layout asked of the summarizer."""
     fallback_summary: Literal["static", "deterministic"] = "deterministic"
+    """When the summarizer fails: a rule-based summary, or the short static marker."""
     orphan_call_policy: Literal["stub", "strip"] = "stub"
+    """A tool call whose result was compacted away gets a stub result, or is removed."""
     refuse_if_grow: bool = True
+    """Discard a compaction whose result would not be smaller than its input."""
     threshold_tokens: int | None = None
+    """Absolute cap on the threshold in tokens (unset: no cap)."""
     summary_model: str | None = None
     """Legacy spelling of ``auxiliary.compression.model``."""
 
@@ -86,9 +102,13 @@ class ModelSettings(_Section):
     """``model``: the main model and its window."""
 
     name: str | None = None
+    """Model spec, e.g. ``openai:gpt-4o-mini``."""
     context_length: int | None = Field(None, gt=0)
+    """The model's window in tokens; wins over any detected value."""
     max_tokens: int | None = None
+    """Explicit output cap, reserved out of the window before the threshold is computed."""
     cache_ttl: Literal["5m", "1h"] = "5m"
+    """Anthropic prompt-cache TTL."""
 
 
 class AuxiliaryModelSettings(_Section):
@@ -100,8 +120,23 @@ class AuxiliaryModelSettings(_Section):
     context_length: int | None = Field(None, gt=0)
 
 
+class SessionSearchSettings(_Section):
+    """``auxiliary.session_search``: the recall summarizer and its cost limits (SS-62..SS-65)."""
+
+    model: str | None = None
+    provider: str | None = None
+    timeout: float = Field(90.0, gt=0)
+    """Seconds shared by all summaries of one search."""
+    max_concurrency: int = Field(3, ge=1, le=5)
+    max_tokens: int = Field(2_000, gt=0)
+    window_chars: int = Field(100_000, gt=0)
+    preview_chars: int = Field(2_000, gt=0)
+    attempts: int = Field(3, ge=1)
+
+
 class AuxiliarySettings(_Section):
     compression: AuxiliaryModelSettings = Field(default_factory=AuxiliaryModelSettings)
+    session_search: SessionSearchSettings = Field(default_factory=SessionSearchSettings)
 
 
 class MemorySettings(_Section):

@@ -82,7 +82,13 @@ _SLACK_HOOK = re.compile(
 )
 
 # scheme://user:password@host -- anchored on "://" so the engine never rescans long words.
-_URL_CREDENTIALS = re.compile(r"(://[^\s:/@\"'<>\\]{1,256}+:)[^\s/\"'<>\\]+?(?=@)")
+_URL_CREDENTIALS = re.compile(
+    r"(://[^\s:/@\"'<>\\]{0,256}+:)(?!\[REDACTED\]@|[$%{<])[^\s/\"'<>\\]+?(?=@)"
+)
+# curl -u user:password / --user user:password
+_USER_FLAG = re.compile(
+    r"((?<![\w-])(?:-u|--user)[ \t=]+\\?[\"']?[^\s:\"'\\]{1,256}+:)(?!\[REDACTED\]|[$%{<])[^\s\"'\\]+"
+)
 
 _QUERY_PARAM = re.compile(
     r"([?&](?:access_token|refresh_token|id_token|token|api_key|apikey|api-key|key|sig|"
@@ -239,6 +245,7 @@ _PASSES: tuple[_Pass, ...] = (
     _Pass(("-----BEGIN",), _PRIVATE_KEY, _private_key_replacement),
     *(_Pass(anchors, pattern, REDACTED) for anchors, pattern in _TOKEN_PATTERNS),
     _Pass(("://",), _URL_CREDENTIALS, rf"\1{REDACTED}"),
+    _Pass(("-u", "--user"), _USER_FLAG, rf"\1{REDACTED}", regex_scan=True),
     _Pass(("hooks.slack.com",), _SLACK_HOOK, rf"\1{REDACTED}", ignore_case=True),
     _Pass(("?", "&"), _QUERY_PARAM, rf"\1{REDACTED}", ignore_case=True, regex_scan=True),
     _Pass(("authorization",), _AUTH_HEADER, rf"\1{REDACTED}", ignore_case=True),

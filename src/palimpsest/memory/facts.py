@@ -188,6 +188,8 @@ class FactStoreProvider(MemoryProvider):
         if self._path is None and home is not None:
             self._path = Path(home) / "memories" / "facts.db"
         self.session_id = session_id
+        if kwargs.get("threat_scan") in ("standard", "strict"):
+            self.threat_scan = kwargs["threat_scan"]
         # Subagents, cron jobs and flushes read but never write (MEM-41).
         self.writes_enabled = kwargs.get("agent_context", "primary") == "primary"
         self._connect()

@@ -32,7 +32,7 @@ from typing import TYPE_CHECKING, Any, Literal
 
 from ..compaction.markers import is_compaction_summary_message
 from ..compaction.redact import redact
-from ..config import home_dir
+from ..config import home_dir, load_settings
 from ..messages import content_text, role_of
 from .fences import (
     StreamingContextScrubber,
@@ -99,8 +99,6 @@ class MemoryManager:
         cls, settings: Settings | None = None, *, home: str | Path | None = None, **kwargs: Any
     ) -> MemoryManager:
         """The manager a host gets from config: limits, scan mode and ``memory.provider``."""
-        from ..config import load_settings
-
         settings = settings if settings is not None else load_settings()
         manager = cls(
             MemoryStore.from_settings(settings, home),
@@ -263,6 +261,7 @@ class MemoryManager:
         self.session_id = session_id
         home = self._home if self._home is not None else home_dir()
         kwargs.setdefault("agent_context", "primary")
+        kwargs.setdefault("threat_scan", self.store.threat_scan)
         self._each("initialize", session_id, home=home, platform=platform, **kwargs)
 
     def build_system_prompt(self) -> str:

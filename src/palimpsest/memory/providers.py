@@ -40,8 +40,9 @@ class MemoryProvider(ABC):
     @abstractmethod
     def initialize(self, session_id: str, **kwargs: Any) -> None:
         """Prepare for a session. ``kwargs`` always hold ``home`` and ``platform``; they may
-        hold ``agent_context`` (one of :data:`AGENT_CONTEXTS`), ``parent_session_id`` and
-        user ids. Skip writes unless ``agent_context`` is ``"primary"``."""
+        hold ``agent_context`` (one of :data:`AGENT_CONTEXTS`), ``threat_scan`` (the
+        configured scan mode), ``parent_session_id`` and user ids. Skip writes unless
+        ``agent_context`` is ``"primary"``."""
 
     def system_prompt_block(self) -> str:
         """Text for the system prompt, built at session start; ``""`` for none."""

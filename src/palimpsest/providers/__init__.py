@@ -3,7 +3,8 @@
 ``ChatModel``/``Completion`` (the contract), ``connect`` (a model from a spec string such
 as ``"openai:gpt-4o-mini"``), error classification (``classify_error``) and Anthropic
 prompt caching (``apply_anthropic_cache_control``). The SDK-backed classes
-``OpenAIChatModel`` and ``AnthropicChatModel`` import their SDK only when built.
+``OpenAIChatModel``, ``AnthropicChatModel`` and ``LlamaCppModel`` import their SDK
+only when built.
 """
 
 from .base import ChatModel, Completion, ScriptedChatModel
@@ -22,6 +23,7 @@ __all__ = [
     "ChatModel",
     "ClassifiedError",
     "Completion",
+    "LlamaCppModel",
     "OpenAIChatModel",
     "ScriptedChatModel",
     "apply_anthropic_cache_control",
@@ -47,4 +49,8 @@ def __getattr__(name: str) -> object:
         from .anthropic_messages import AnthropicChatModel
 
         return AnthropicChatModel
+    if name == "LlamaCppModel":
+        from .llamacpp import LlamaCppModel
+
+        return LlamaCppModel
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

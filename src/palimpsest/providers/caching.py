@@ -119,21 +119,26 @@ def _stripped(message: Mapping[str, Any]) -> dict[str, Any]:
     content = out.get("content")
     if not isinstance(content, list):
         return out
-    had_part_marker = any(isinstance(p, dict) and "cache_control" in p for p in content)
+    marked_parts = [isinstance(p, dict) and "cache_control" in p for p in content]
     for part in content:
         if isinstance(part, dict):
             part.pop("cache_control", None)
-    if had_part_marker:
-        texts = [p for p in content if isinstance(p, dict) and set(p) == {"type", "text"}]
-        # Decoration never makes an empty text part, so only non-empty ones are undone.
-        plain = len(texts) == len(content) and all(
-            p["type"] == "text" and isinstance(p["text"], str) and p["text"] for p in texts
-        )
-        if plain and len(content) == 1:
-            out["content"] = texts[0]["text"]
-        elif plain and len(content) == 2 and role_of(out) == "system":
-            # The static-prefix split of the system prompt (TK-39): rejoin it exactly.
-            out["content"] = texts[0]["text"] + texts[1]["text"]
+    if not any(marked_parts):
+        return out
+    # Decoration never makes an empty text part, so only non-empty ones are undone.
+    plain = all(
+        isinstance(p, dict)
+        and set(p) == {"type", "text"}
+        and p["type"] == "text"
+        and isinstance(p["text"], str)
+        and p["text"]
+        for p in content
+    )
+    if plain and len(content) == 1:
+        out["content"] = content[0]["text"]
+    elif plain and len(content) == 2 and all(marked_parts) and role_of(out) == "system":
+        # The static-prefix split of the system prompt (TK-39), both parts marked.
+        out["content"] = content[0]["text"] + content[1]["text"]
     return out
 
 

@@ -46,6 +46,27 @@ _RETRY_DELAY = re.compile(
 )
 
 
+# An error event inside a streamed 200 response names its class only by type.
+_ERROR_TYPE_STATUS = {
+    "invalid_request_error": 400,
+    "authentication_error": 401,
+    "billing_error": 402,
+    "permission_error": 403,
+    "not_found_error": 404,
+    "request_too_large": 413,
+    "rate_limit_error": 429,
+    "api_error": 500,
+    "timeout_error": 504,
+    "overloaded_error": 529,
+}
+
+
+def _status_from_body(body: Any) -> int | None:
+    inner = body.get("error") if isinstance(body, Mapping) else None
+    kind = inner.get("type") if isinstance(inner, Mapping) else None
+    return _ERROR_TYPE_STATUS.get(kind) if isinstance(kind, str) else None
+
+
 @dataclass(frozen=True)
 class RequestInfo:
     """What the edge knows about the failed request, for classification."""
@@ -155,6 +176,8 @@ def translate_error(exc: BaseException, kind: str, info: RequestInfo) -> Provide
     body = getattr(exc, "body", None)
     status = getattr(exc, "status_code", None) if kind in ("status", "response") else None
     status = status if isinstance(status, int) else None
+    if kind == "status" and status in (None, 200):
+        status = _status_from_body(body) or status
     body_text = _body_text(body)
     message = error_message(exc, body)
     if kind in ("timeout", "connection"):

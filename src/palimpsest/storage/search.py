@@ -22,6 +22,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from ..compaction.redact import redact
+from ..config import Settings, load_settings
 from ..providers.base import ChatModel
 from .fts_query import build_search, clean_query, run_search
 from .search_text import (
@@ -184,6 +185,26 @@ class SessionSearch:
         self.attempts = max(1, int(attempts))
         self.retry_delay = max(0.0, float(retry_delay))
         self.hidden_sources = tuple(hidden_sources)
+
+    @classmethod
+    def from_settings(
+        cls,
+        store: SessionStore | None,
+        model: ChatModel | None = None,
+        settings: Settings | None = None,
+    ) -> SessionSearch:
+        """A tool with the limits of ``auxiliary.session_search`` (loaded when not given)."""
+        conf = (settings or load_settings()).auxiliary.session_search
+        return cls(
+            store,
+            model,
+            concurrency=conf.max_concurrency,
+            timeout=conf.timeout,
+            window_chars=conf.window_chars,
+            preview_chars=conf.preview_chars,
+            max_tokens=conf.max_tokens,
+            attempts=conf.attempts,
+        )
 
     def __call__(self, **arguments: Any) -> str:
         """Tool-call entry point: ``query``, ``role_filter``, ``limit``, ``current_session_id``."""

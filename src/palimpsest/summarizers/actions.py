@@ -40,6 +40,7 @@ _SEARCH = {
     "web_search", "websearch",
 }  # fmt: skip
 _LIST = {"ls", "list_dir", "list_files", "list_directory", "listdir"}
+_FILE_TOOLS = _READ | _WRITE | _EDIT | _SEARCH | _LIST
 _EDITORS = {"str_replace_editor", "text_editor", "str_replace_based_edit_tool", "editor"}
 _EDITOR_COMMANDS = {"view": "READ", "create": "WRITE", "str_replace": "EDIT", "insert": "EDIT"}
 
@@ -173,7 +174,7 @@ def classify_call(
         if str(args.get("command", "")).lower() == "undo_edit":
             verb = "EDIT"
         return _file_action(verb, tool, _first_str(args, _PATH_KEYS) or open_file, args)
-    if low in _RUN or (command and low not in _READ | _WRITE | _EDIT | _SEARCH | _LIST):
+    if low in _RUN or (command and low not in _FILE_TOOLS):
         return _run_action(tool, command, _first_str(args, _WORKDIR_KEYS))
     if low in _WRITE:
         return _file_action("WRITE", tool, _first_str(args, _PATH_KEYS), args)

@@ -184,27 +184,35 @@ def _classify(exc: BaseException) -> _Failure:
     if isinstance(exc, SummaryError) and exc.cause_kind == "empty":
         return _Failure("empty", error)
     status = _status(exc)
+    # The provider edge's classification (ProviderError.reason), when there is one.
+    reason = getattr(exc, "reason", None)
     text = f"{type(exc).__name__} {exc}".lower()
+    rate_limited = isinstance(exc, RateLimitError) or reason == "rate_limit"
     retry_after = getattr(exc, "retry_after", None) if isinstance(exc, RateLimitError) else None
     # CC-84: a rate-limit classification never counts as an access failure.
-    if not isinstance(exc, RateLimitError) and (
+    if not rate_limited and (
         isinstance(exc, AuthError | QuotaError)
+        or reason in ("auth", "quota")
         or status in (401, 402, 403)
         or any(p in text for p in _AUTH_TEXT)
     ):
         return _Failure("auth", error)
     if (
-        isinstance(exc, TimeoutError | asyncio.TimeoutError | RateLimitError)
+        rate_limited
+        or isinstance(exc, TimeoutError | asyncio.TimeoutError)
+        or reason == "timeout"
         or status in (408, 429, 502, 504)
         or "timeout" in text
         or "timed out" in text
     ):
         return _Failure("timeout", error, retry_after)
-    if isinstance(exc, json.JSONDecodeError | ConnectionError | EOFError) or any(
-        p in text for p in _NETWORK_TEXT
+    if (
+        isinstance(exc, json.JSONDecodeError | ConnectionError | EOFError)
+        or reason == "connection"
+        or any(p in text for p in _NETWORK_TEXT)
     ):
         return _Failure("network", error)
-    if status in (404, 503) or any(p in text for p in _NOT_FOUND_TEXT):
+    if status in (404, 503) or reason == "not_found" or any(p in text for p in _NOT_FOUND_TEXT):
         return _Failure("not_found", error)
     return _Failure("other", error)
 

@@ -178,16 +178,15 @@ def _looks_failed(head: str) -> bool:
 def apply_result(action: Action, result: str) -> tuple[str | None, str | None]:
     """Fill in ``action``'s outcome from its result text; returns (open file, cwd) hints."""
     text, open_file, cwd, code = _strip_trailers(result or "")
-    window = _window(text)
     verb = action.verb
     if verb in ("RUN", "CALL") or (verb in ("WRITE", "EDIT") and is_shell_tool(action.tool)):
-        _run_outcome(action, text, window, code)
+        _run_outcome(action, text, _window(text), code)
     elif verb == "READ":
-        _read_outcome(action, text, _first_line(window))
+        _read_outcome(action, text, _first_line(text))
     elif verb in ("SEARCH", "LIST"):
-        _search_outcome(action, text, window)
+        _search_outcome(action, text, _window(text))
     else:  # WRITE / EDIT through a file tool
-        head = _first_line(window)
+        head = _first_line(text)
         error = (_error_line(head) or clip(head, 240)) if _looks_failed(head) else None
         if error:
             action.failed, action.error, action.outcome = True, error, f"error: {error}"
