@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import json
+import os
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
@@ -75,7 +78,8 @@ def test_sql_prints_statement_without_opening_the_store(isolated_home: Path) -> 
     lines = out.splitlines()
     assert lines[0].startswith("SELECT m.id AS id") and lines[0].endswith("LIMIT ? OFFSET ?;")
     assert "messages_fts MATCH ?" in lines[0] and "m.role IN (?)" in lines[0]
-    assert json.loads(lines[1].removeprefix("-- params: ")) == ['"C++" OR "100%"', "user", 5, 0]
+    match = '"C++" OR "100%"'
+    assert json.loads(lines[1].removeprefix("-- params: ")) == [match, match, 2000, "user", 5, 0]
     assert lines[2] == "-- route: fts"
     assert not (isolated_home / "state.db").exists()
 
@@ -91,3 +95,20 @@ def test_no_hits_and_empty_query(home: Path) -> None:
     code, _, err = invoke("  ")
     assert code == 2
     assert err.strip() == "error: the query is empty; give some words to search for"
+
+
+def test_installed_command_runs_in_a_subprocess(home: Path) -> None:
+    exe = Path(sys.executable).with_name("palimpsest")
+    if not exe.exists():
+        pytest.skip("console script not installed")
+    env = {**os.environ, "PALIMPSEST_HOME": str(home)}
+    done = subprocess.run(
+        [str(exe), "sessions", "search", "数据库", "--json"],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert [h["session_id"] for h in json.loads(done.stdout)] == ["beta"]

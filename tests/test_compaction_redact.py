@@ -240,7 +240,7 @@ _FRAGMENTS = st.sampled_from(
 )
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(st.lists(st.one_of(_FRAGMENTS, st.text(max_size=20)), max_size=12))
 def test_idempotent(parts: list[str]) -> None:
     text = "".join(parts)

@@ -188,6 +188,24 @@ def test_strip_restores_decorated_shapes_only() -> None:
     assert strip_cache_control(split_system)[0]["content"] == "static rest"
 
 
+def test_static_system_prefix_takes_two_breakpoints() -> None:
+    messages = conversation()
+    messages[0] = {"role": "system", "content": "You are Hermes.\nMemory: likes tea"}
+    out = apply_cache_control(messages, static_system_prefix="You are Hermes.\n")
+    assert out[0]["content"] == [
+        {"type": "text", "text": "You are Hermes.\n", "cache_control": EPHEMERAL},
+        {"type": "text", "text": "Memory: likes tea", "cache_control": EPHEMERAL},
+    ]
+    assert [marked(m) for m in out] == [True, False, False, False, True, True]
+    assert count_cache_markers(out) == 4
+    again = apply_cache_control(out, static_system_prefix="You are Hermes.\n")
+    assert again == out
+    assert strip_cache_control(out)[0] == messages[0]
+    exact = apply_cache_control(messages, static_system_prefix=messages[0]["content"])
+    assert len(exact[0]["content"]) == 1  # no empty second part
+    assert count_cache_markers(exact) == 4
+
+
 def test_caching_enabled_rule() -> None:
     assert caching_enabled("claude-sonnet-4-6", "anthropic", None)
     assert caching_enabled("anthropic/claude-3.5-sonnet", "openrouter", None)

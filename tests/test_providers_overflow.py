@@ -533,6 +533,44 @@ CORPUS: list[tuple[str, int | None, str, str, dict[str, Any]]] = [
         "server_error",
         {},
     ),
+    (
+        "github.com/anthropics/claude-code/issues/10612 (one image over 5 MB: not a window problem)",
+        400,
+        body(
+            {
+                "type": "error",
+                "error": {
+                    "type": "invalid_request_error",
+                    "message": "messages.0.content.2.image.source.base64: image exceeds 5 MB maximum: 15908784 bytes > 5242880 bytes",
+                },
+                "request_id": "req_011CUcqvXBc6AskCDuW4mM1q",
+            }
+        ),
+        "image_too_large",
+        {"limit": None, "should_compress": False},
+    ),
+    (
+        "github.com/anthropics/claude-code/issues/4778",
+        400,
+        body(
+            {
+                "type": "error",
+                "error": {
+                    "type": "invalid_request_error",
+                    "message": "messages.7.content.2.image.source.base64.data: At least one of the image dimensions exceed max allowed size: 8000 pixels",
+                },
+            }
+        ),
+        "image_too_large",
+        {},
+    ),
+    (
+        "github.com/Taewan-P/gpt_mobile/issues/284 (OpenRouter credit text without its 402)",
+        None,
+        "Error: This request requires more credits, or fewer max_tokens. You requested up to 16384 tokens, but can only afford 3919. To increase, visit https://openrouter.ai/settings/credits and upgrade to a paid account",
+        "quota",
+        {},
+    ),
     # --- the spec's acceptance examples 8-11 -------------------------------------------------
     (
         "spec tokens-usage-caching.md, acceptance example 8",
@@ -572,6 +610,7 @@ EXCEPTION_FOR_REASON = {
     "quota": QuotaError,
     "auth": AuthError,
     "tool_message_malformed": ProviderError,
+    "image_too_large": ProviderError,
     "server_error": ProviderError,
 }
 

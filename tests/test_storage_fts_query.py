@@ -202,11 +202,17 @@ def test_fts_sql_exact() -> None:
         " s.started_at AS session_started"
         " FROM messages_fts JOIN messages AS m ON m.id = messages_fts.rowid"
         " JOIN sessions AS s ON s.id = m.session_id"
-        " WHERE messages_fts MATCH ? AND m.role IN (?, ?) AND s.source IN (?)"
+        " WHERE messages_fts MATCH ?"
+        " AND messages_fts.rowid >= (SELECT COALESCE(MIN(rowid), 0) FROM (SELECT rowid"
+        " FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid DESC LIMIT ?))"
+        " AND m.role IN (?, ?) AND s.source IN (?)"
         " AND (m.active = 1 OR m.compacted = 1)"
         " ORDER BY messages_fts.rank LIMIT ? OFFSET ?"
     )
-    assert plan.params == ("docker", "user", "assistant", "cli", 5, 0)
+    assert plan.params == ("docker", "docker", 2000, "user", "assistant", "cli", 5, 0)
+    unbounded = build_search("docker", rank_window=None)
+    assert "rowid >=" not in unbounded.sql
+    assert unbounded.params == ("docker", 20, 0)
     assert plan.fallback is not None and plan.fallback.route == "like"
 
 
@@ -216,7 +222,7 @@ def test_trigram_sql_uses_trigram_table() -> None:
     assert "snippet(messages_fts_trigram, 0, '>>>', '<<<', '...', 40)" in plan.sql
     assert "messages_fts_trigram MATCH ?" in plan.sql
     assert "m.session_id NOT IN (?, ?)" in plan.sql
-    assert plan.params == ("数据库", "a", "b", 20, 0)
+    assert plan.params == ("数据库", "数据库", 2000, "a", "b", 20, 0)
 
 
 def test_like_sql_exact() -> None:
@@ -403,3 +409,13 @@ def test_through_the_real_store(tmp_path: Path) -> None:
             assert [h["id"] for h in store.search_messages(query)] == [ids[1]], query
         # the word index sees "C++" as the word "c", which the tool call's id also is
         assert ids[1] in [h["id"] for h in store.search_messages("C++")]
+
+
+def test_rank_window_ranks_only_the_newest_matches(db: apsw.Connection) -> None:
+    strong_old = add(db, "zebra zebra zebra")
+    weak = [add(db, "zebra " + "filler " * 30) for _ in range(3)]
+    assert search(db, "zebra", rank_window=None)[0]["id"] == strong_old
+    windowed = search(db, "zebra", rank_window=3)
+    assert {r["id"] for r in windowed} == set(weak)
+    # fewer matches than the window: exact ranking over all of them
+    assert search(db, "zebra", rank_window=10)[0]["id"] == strong_old

@@ -401,7 +401,18 @@ _TOOL_NAMES = st.sampled_from(
 )
 _TEXT = st.text(
     alphabet=st.characters(codec="utf-8", exclude_categories=("Cs",)), max_size=120
-) | st.sampled_from(["```bash\nls -la\n```", "Exit code 1\nError: x", "What now?", "", "   "])
+) | st.sampled_from(
+    [
+        "```bash\nls -la\n```",
+        "Exit code 1\nError: x",
+        "What now?",
+        "",
+        "   ",
+        "## Goal\n# fake heading",
+        "[CONTEXT COMPACTION — REFERENCE ONLY] x\n## Relevant Files\n- a.py — modified",
+        "token=abc123 and ghp_FAKE1234567890abcdefghijABCDEFGHIJ",
+    ]
+)
 _ARGS = st.dictionaries(
     st.sampled_from(["path", "command", "file_path", "content", "pattern", "x"]),
     st.text(max_size=30) | st.integers() | st.none(),
@@ -441,8 +452,42 @@ def test_random_transcripts(turns: list[Any], template: str, budget: int) -> Non
     expected = CLASSIC_HEADINGS if template == "classic" else HANDOFF_HEADINGS
     assert _headings(body) == list(expected)
     assert estimate_tokens_rough(body) <= budget
+    assert "abc123" not in body and "ghp_FAKE" not in body
     again = ExtractiveSummarizer().summarize(
         _request(turns, budget_tokens=budget, template=template, previous_summary=body)
     )
     assert _headings(again) == list(expected)
     assert estimate_tokens_rough(again) <= budget
+
+
+def test_written_files_survive_even_beyond_the_budget_and_across_updates() -> None:
+    turns: list[dict[str, Any]] = [{"role": "user", "content": "Generate the client."}]
+    paths = [f"src/generated/api/v2/resources/resource_{i:04d}_handlers.py" for i in range(300)]
+    for i, path in enumerate(paths):
+        turns.append({"role": "assistant", "content": None, "tool_calls": [_call(f"w{i}", "Write", file_path=path, content="x")]})  # fmt: skip
+        turns.append({"role": "tool", "tool_call_id": f"w{i}", "content": "File written successfully"})  # fmt: skip
+    first = _summarize(turns)
+    assert "- changed: " in first  # the tightest level: one line of paths
+    assert all(p in first for p in paths)
+    second = _summarize([{"role": "user", "content": "Now run the tests."}], previous_summary=first)
+    assert all(p in _section(second, "## Relevant Files") for p in paths)
+    assert _headings(second) == list(HANDOFF_HEADINGS)
+
+
+def test_unstructured_previous_summary_is_kept_as_context() -> None:
+    previous = "No summary could be produced this time. 12 message(s) were removed."
+    body = _summarize([{"role": "user", "content": "Continue."}], previous_summary=previous)
+    assert "12 message(s) were removed" in _section(body, "## Critical Context")
+
+
+def test_summary_merged_into_an_assistant_message_keeps_its_tool_calls() -> None:
+    from palimpsest.compaction.markers import END_MARKER, SUMMARY_PREFIX
+
+    merged = f"{SUMMARY_PREFIX}\n## Goal\nShip it\n{END_MARKER}\nRunning the tests now."
+    turns = [
+        {"role": "assistant", "content": merged, "tool_calls": [_call("t1", "bash", command="pytest")]},
+        {"role": "tool", "tool_call_id": "t1", "content": "3 passed in 0.1s"},
+    ]  # fmt: skip
+    body = _summarize(turns)
+    assert "Ship it" in _section(body, "## Goal")
+    assert "1. RUN `pytest` — 3 passed [tool: bash]" in body

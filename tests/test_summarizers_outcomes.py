@@ -95,3 +95,26 @@ def test_huge_outputs_cost_bounded_work() -> None:
     big_time = time.perf_counter() - start
     assert action.outcome == "9 passed, 1 failed"
     assert big_time < small_time * 20 + 0.05
+
+
+def test_pruned_results_keep_what_the_one_liner_says() -> None:
+    failed = _run("[terminal] ran `npm test` -> exit 1, 47 lines output")
+    assert (failed.outcome, failed.failed) == ("exit 1", True)
+    read = classify_call("read_file", {"path": "a.py"}, "")
+    apply_result(read, "[read_file] read a.py from line 1 (1,234 chars)")
+    assert read.outcome == "output pruned"
+    action = classify_call("read_file", {"path": "a.py"}, "")
+    apply_result(action, "[Old tool output cleared to save context space]")
+    assert (action.outcome, action.failed) == ("output pruned", False)
+
+
+def test_json_tool_output_is_decoded() -> None:
+    result = (
+        '{"output": "collected 5 items\\n\\n==== 1 failed, 4 passed in 2s ====", "exit_code": 1}'
+    )
+    action = _run(result)
+    assert action.outcome == "exit 1; 4 passed, 1 failed"
+    quiet = _run('{"output": "", "exit_code": 0, "error": null}')
+    assert quiet.outcome == "exit 0"
+    broken = _run('{"output": "Error: disk full"')  # not valid JSON: read as text
+    assert broken.outcome == 'output: {"output": "Error: disk full"'

@@ -125,13 +125,13 @@ class SessionSearchSettings(_Section):
 
     model: str | None = None
     provider: str | None = None
-    timeout: float = Field(90.0, gt=0)
+    timeout: float = Field(default=90.0, gt=0)
     """Seconds shared by all summaries of one search."""
-    max_concurrency: int = Field(3, ge=1, le=5)
-    max_tokens: int = Field(2_000, gt=0)
-    window_chars: int = Field(100_000, gt=0)
-    preview_chars: int = Field(2_000, gt=0)
-    attempts: int = Field(3, ge=1)
+    max_concurrency: int = Field(default=3, ge=1, le=5)
+    max_tokens: int = Field(default=2_000, gt=0)
+    window_chars: int = Field(default=100_000, gt=0)
+    preview_chars: int = Field(default=2_000, gt=0)
+    attempts: int = Field(default=3, ge=1)
 
 
 class AuxiliarySettings(_Section):

@@ -170,7 +170,13 @@ def _json_len(value: Any) -> tuple[int, int]:
     """
     if isinstance(value, str):
         return _escaped_len(value), 0
-    if value is None or isinstance(value, bool | int | float):
+    if value is None or value is True:
+        return 4, 0
+    if value is False:
+        return 5, 0
+    if isinstance(value, int):
+        return len(int.__repr__(value)), 0
+    if isinstance(value, float):
         return len(json.dumps(value)), 0
     if isinstance(value, list | tuple):
         chars, images = 2 + 2 * max(0, len(value) - 1), 0
@@ -186,7 +192,7 @@ def _json_len(value: Any) -> tuple[int, int]:
         chars, images = 2 + 2 * max(0, len(value) - 1), 0
         for key, item in value.items():
             c, i = _json_len(item)
-            chars += len(json.dumps(str(key) if not isinstance(key, str) else key, ensure_ascii=False)) + 2 + c
+            chars += _escaped_len(key if isinstance(key, str) else str(key)) + 2 + c
             images += i
         return chars, images
     return _escaped_len(str(value)), 0

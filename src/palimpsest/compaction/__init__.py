@@ -1,1 +1,31 @@
 """Context engines and the default compressor."""
+
+from .compressor import CompressionStats, ContextCompressor
+from .engine import ContextEngine, available_engines, load_engine
+from .feedback import summarize_manual_compression
+from .markers import (
+    LEGACY_SUMMARY_PREFIX,
+    SUMMARY_PREFIX,
+    is_compaction_summary_message,
+    with_summary_prefix,
+)
+from .prune import PruneResult, prune_tool_results
+from .redact import REDACTED, redact, redact_value
+
+__all__ = [
+    "LEGACY_SUMMARY_PREFIX",
+    "REDACTED",
+    "SUMMARY_PREFIX",
+    "CompressionStats",
+    "ContextCompressor",
+    "ContextEngine",
+    "PruneResult",
+    "available_engines",
+    "is_compaction_summary_message",
+    "load_engine",
+    "prune_tool_results",
+    "redact",
+    "redact_value",
+    "summarize_manual_compression",
+    "with_summary_prefix",
+]

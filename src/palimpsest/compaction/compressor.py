@@ -19,7 +19,6 @@ from typing import Any, Literal
 from ..config import Settings
 from ..errors import ConfigError
 from ..summarizers.base import Summarizer, SummaryRequest, SupportsCooldown
-from ..summarizers.extractive import ExtractiveSummarizer
 from ..tokens import RoughCounter, TokenCounter
 from .assemble import assemble, sanitize_tool_pairs
 from .boundaries import MIN_TAIL_MESSAGES, align_forward, find_tail_cut
@@ -129,7 +128,7 @@ class ContextCompressor(ContextEngine):
             raise ValueError(f"threshold_percent must be in (0, 1], got {threshold_percent}")
         if protect_first_n < 0 or protect_last_n < 1:
             raise ValueError("protect_first_n must be >= 0 and protect_last_n >= 1")
-        self.summarizer: Summarizer = summarizer or ExtractiveSummarizer()
+        self.summarizer: Summarizer = summarizer or _extractive()
         self.token_counter: TokenCounter = token_counter or RoughCounter()
         self.threshold_percent = threshold_percent
         self.summary_target_ratio = target_ratio
@@ -576,7 +575,7 @@ class ContextCompressor(ContextEngine):
         reason = self.last_summary_error or "unknown error"
         if self.fallback_summary == "deterministic":
             try:
-                body = ExtractiveSummarizer().summarize(request)
+                body = _extractive().summarize(request)
             except Exception as exc:
                 reason = f"{reason}; rule-based recovery also failed: {exc}"
             else:
@@ -636,6 +635,13 @@ class ContextCompressor(ContextEngine):
             cooldown_remaining=self.cooldown_remaining(),
         )
         return status
+
+
+def _extractive() -> Summarizer:
+    """The offline default summarizer; imported here because it imports compaction.redact."""
+    from ..summarizers.extractive import ExtractiveSummarizer
+
+    return ExtractiveSummarizer()
 
 
 def _add_to_section(body: str, heading: str, note: str) -> str:

@@ -196,6 +196,24 @@ def _mark(
     return True
 
 
+def _mark_system(
+    message: dict[str, Any],
+    marker: dict[str, str],
+    native: bool,
+    tool_part_markers: bool,
+    prefix: str | None,
+) -> int:
+    """Mark the system message; returns how many breakpoints it took (0, 1 or 2)."""
+    content = message.get("content")
+    if prefix and isinstance(content, str) and content.startswith(prefix) and content != prefix:
+        message["content"] = [
+            {"type": "text", "text": prefix, "cache_control": dict(marker)},
+            {"type": "text", "text": content[len(prefix) :], "cache_control": dict(marker)},
+        ]
+        return 2
+    return 1 if _mark(message, marker, native, tool_part_markers) else 0
+
+
 def apply_anthropic_cache_control(
     messages: Sequence[Mapping[str, Any]],
     cache_ttl: str | None = "5m",
@@ -203,6 +221,7 @@ def apply_anthropic_cache_control(
     *,
     skip_unmarkable: bool = False,
     tool_part_markers: bool | None = None,
+    static_system_prefix: str | None = None,
 ) -> list[dict[str, Any]]:
     """Place up to four ``cache_control`` breakpoints (``system_and_3``, TK-33..TK-37).
 
@@ -212,6 +231,11 @@ def apply_anthropic_cache_control(
     gives the same result. An empty input is returned as is. With ``skip_unmarkable``
     (TK-38) a message that cannot carry a marker does not use up a slot, and proxied tool
     messages get a part marker unless ``tool_part_markers`` is False.
+
+    ``static_system_prefix`` (TK-39) declares the stable start of the system prompt: the
+    system content becomes ``[prefix + marker, rest + marker]`` (two breakpoints) and only
+    the last two other messages are marked. A system prompt equal to the prefix stays one
+    part.
     """
     if not messages:
         return messages  # type: ignore[return-value]
@@ -221,9 +245,9 @@ def apply_anthropic_cache_control(
     used = 0
     if role_of(out[0]) == "system":
         first = out[0] if out[0] is not messages[0] else copy.deepcopy(dict(out[0]))
-        if _mark(first, marker, native_anthropic, part_markers):
+        used = _mark_system(first, marker, native_anthropic, part_markers, static_system_prefix)
+        if used:
             out[0] = first
-            used = 1
     slots = MAX_BREAKPOINTS - used
     candidates = [
         i

@@ -138,7 +138,13 @@ _QUOTA_PHRASES = (
     "requires more credits",
     "billing",
 )
-_IMAGE_PHRASES = ("image exceeds", "image too large", "image is too large", "image size")
+_IMAGE_PHRASES = (
+    "image exceeds",
+    "image too large",
+    "image is too large",
+    "image dimensions exceed",
+    "image size",
+)
 
 _NUM = r"(\d[\d,]*)"
 
@@ -370,13 +376,13 @@ def classify_error(
     # Generic 400s, 422s and the odd 500 from local servers: read the text.
     if _has(text, PAYLOAD_PHRASES):
         return _overflow(text, status, payload=True)
-    if _has(text, _QUOTA_PHRASES) and "token" not in text:
-        return ClassifiedError(QUOTA, status, should_fallback=True)
     verdict = _max_tokens_verdict(text, status, max_tokens)
     if verdict is not None:
         return verdict
     if _has(text, OVERFLOW_PHRASES):
         return _overflow(text, status)
+    if _has(text, _QUOTA_PHRASES):
+        return ClassifiedError(QUOTA, status, should_fallback=True)
     if _has(text, _TOOL_PAIRING_PHRASES):
         return ClassifiedError(
             TOOL_MESSAGE_MALFORMED, status, retryable=True, should_sanitize_tools=True

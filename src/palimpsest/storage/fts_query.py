@@ -32,6 +32,7 @@ from .fts_sanitize import (
 
 __all__ = [
     "MAX_QUERY_CHARS",
+    "RANK_WINDOW",
     "SEARCH_COLUMNS",
     "Route",
     "SearchPlan",
@@ -70,6 +71,16 @@ SEARCH_COLUMNS = (
 """The columns every plan selects, in this order, whatever its route."""
 
 Route = Literal["fts", "trigram", "like", "none"]
+
+RANK_WINDOW = 2000
+"""BM25 ranks at most this many matches, the newest ones.
+
+Scoring is the cost of a broad query: every matching row's size and term positions are
+read. A natural-language question OR-ing a few common words matches tens of thousands of
+messages in a large store, and ranking them all takes seconds; the newest 2,000 matches
+are found without scoring and ranked in tens of milliseconds. Selective queries (fewer
+matches than this) are ranked exactly. For recall over one user's history, recency is
+the tie-breaker worth having."""
 
 # SS-52 detection ranges: CJK ideographs (+ extension A/B), CJK punctuation, kana, hangul.
 _CJK_RANGES = (
@@ -202,12 +213,20 @@ _INDEXED = (
 )
 
 
-def _fts_sql(table: str, where: list[str]) -> str:
+def _fts_sql(table: str, where: list[str], windowed: bool) -> str:
     select = _SELECT.format(
         snippet=f"snippet({table}, 0, '>>>', '<<<', '...', {SNIPPET_TOKENS})",
         rank=f"{table}.rank",
     )
-    conditions = " AND ".join([f"{table} MATCH ?", *where])
+    match = [f"{table} MATCH ?"]
+    if windowed:
+        # Rank only the newest N matches: the subquery walks the index newest-first and
+        # stops after N rows (no scoring), and FTS5 applies the rowid bound itself.
+        match.append(
+            f"{table}.rowid >= (SELECT COALESCE(MIN(rowid), 0) FROM (SELECT rowid FROM {table}"
+            f" WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT ?))"
+        )
+    conditions = " AND ".join([*match, *where])
     return (
         f"{select} FROM {table} JOIN messages AS m ON m.id = {table}.rowid"
         f" JOIN sessions AS s ON s.id = m.session_id"
@@ -268,10 +287,14 @@ def build_search(
     has_trigram: bool = True,
     has_fts: bool = True,
     match_any: bool = False,
+    rank_window: int | None = RANK_WINDOW,
 ) -> SearchPlan:
     """The :class:`SearchPlan` for ``query``; run it with :func:`run_search`.
 
     Every route selects :data:`SEARCH_COLUMNS` and ends in ``LIMIT ? OFFSET ?``.
+    Full-text routes rank by BM25 among the newest ``rank_window`` matching messages
+    (all of them when fewer match, or when ``rank_window`` is None); see
+    :data:`RANK_WINDOW`.
     ``role_filter``, ``source`` and ``exclude_sources`` take a list or a comma-separated
     string. A blank query gives route ``none``, whose SQL returns no rows.
     """
@@ -293,8 +316,11 @@ def build_search(
         table = "messages_fts"
     fallback_terms = _like_terms(text) if route == "trigram" else query_terms(text) or [text]
     fallback = _like_plan(fallback_terms, where, params, limit, offset)
-    sql = _fts_sql(table, where)
-    return SearchPlan(sql, (match, *params, limit, offset), route, match, fallback)
+    head: tuple[Any, ...] = (match,)
+    if rank_window is not None:
+        head = (match, match, max(1, int(rank_window)))
+    sql = _fts_sql(table, where, rank_window is not None)
+    return SearchPlan(sql, (*head, *params, limit, offset), route, match, fallback)
 
 
 def run_search(connection: apsw.Connection, plan: SearchPlan) -> list[dict[str, Any]]:

@@ -104,7 +104,6 @@ class Action:
     reads: list[str] = field(default_factory=list)
     cwd: str | None = None
     write_lines: int | None = None
-    answered: bool = False
 
     @property
     def informative(self) -> bool:
@@ -158,8 +157,8 @@ def classify_call(
     command = _command_text(next((args[k] for k in _COMMAND_KEYS if k in args), ""))
     patch_marker = "*** Begin Patch"
     if (
-        patch_marker in raw[:20_000]
-        or patch_marker in command[:20_000]
+        raw.find(patch_marker, 0, 20_000) != -1
+        or command.find(patch_marker, 0, 20_000) != -1
         or (low in ("apply_patch", "patch") and not args.get("path"))
     ):
         text = _first_str(args, _PATCH_KEYS) or command or raw

@@ -28,7 +28,7 @@ from ..tokens import estimate_tokens_rough
 from .actions import Action, clip
 from .base import SummaryRequest
 from .facts import SpanFacts, extract_facts
-from .previous import PreviousSummary, is_written_note, parse_previous
+from .previous import COMPACT_WRITTEN, PreviousSummary, is_written_note, parse_previous
 
 __all__ = ["CLASSIC_HEADINGS", "HANDOFF_HEADINGS", "ExtractiveSummarizer"]
 
@@ -263,7 +263,7 @@ def _files(d: _Draft, level: _Level) -> list[str]:
     written = [(p, n) for p, n in d.files.items() if is_written_note(n)]
     others = [(p, n) for p, n in d.files.items() if not is_written_note(n)]
     if level.compact_written and written:
-        lines = ["- changed: " + ", ".join(p for p, _ in written)]
+        lines = [f"- {COMPACT_WRITTEN}" + ", ".join(p for p, _ in written)]
     else:
         lines = [f"- {p} — {n}" for p, n in written]
     lines += [f"- {p} — {n}" for p, n in others[: level.files]]
@@ -276,7 +276,7 @@ def _task(d: _Draft, level: _Level) -> str:
     if d.ask:
         return f"User asked: '{clip(d.ask, level.ask, TRUNCATED)}'"
     if d.prev_task:
-        return clip(d.prev_task, level.ask + 40, TRUNCATED)
+        return _unheading(clip(d.prev_task, level.ask + 40, TRUNCATED))
     return NONE
 
 
@@ -290,8 +290,13 @@ def _state_lines(d: _Draft, level: _Level) -> list[str]:
     return lines or [NONE]
 
 
+def _unheading(line: str) -> str:
+    """Escape a leading ``#`` so quoted text never reads as a section heading."""
+    return "\\" + line if line.startswith("#") else line
+
+
 def _text(value: str | None, limit: int) -> str:
-    return clip(value, limit) if value else NONE
+    return _unheading(clip(value, limit)) if value else NONE
 
 
 def _render(d: _Draft, level: _Level, template: str) -> str:

@@ -191,7 +191,8 @@ class _Walker:
     def __init__(self) -> None:
         self.facts = SpanFacts()
         self.pending: dict[str, list[Action]] = {}
-        self.unmatched: list[Action] = []
+        # calls still waiting for a result, oldest first (a dict: O(1) removal by identity)
+        self.unmatched: dict[int, Action] = {}
         self.open_file: str | None = None
         self.observation_for: Action | None = None
         self.text_actions = True
@@ -224,8 +225,10 @@ class _Walker:
     def _assistant(self, message: Mapping[str, Any], turns: Sequence[Any], index: int) -> None:
         text = content_text(message.get("content"))
         if _maybe_summary(message, text) and is_compaction_summary_message(message):
-            self.facts.summaries.append(split_summary_content(message)[0])
-            return
+            body, original = split_summary_content(message)
+            self.facts.summaries.append(body)
+            # a summary merged into a message keeps that message's own text and calls
+            text = content_text(original) if original is not None else ""
         calls = tool_calls_of(message)
         self.observation_for = None
         for call in calls:
@@ -234,7 +237,7 @@ class _Walker:
             action = classify_call(name, _parse(raw), raw, self.open_file)
             self._record(action)
             self.pending.setdefault(call_id(call), []).append(action)
-            self.unmatched.append(action)
+            self.unmatched[id(action)] = action
         if self.text_actions and not calls and text and index + 1 < len(turns):
             following = turns[index + 1]
             if isinstance(following, Mapping) and role_of(following) == "user":
@@ -282,11 +285,10 @@ class _Walker:
 
     def _tool(self, message: Mapping[str, Any]) -> None:
         queue = self.pending.get(str(message.get("tool_call_id") or ""))
-        action = queue.pop(0) if queue else (self.unmatched[0] if self.unmatched else None)
+        action = queue.pop(0) if queue else next(iter(self.unmatched.values()), None)
         if action is None:
             return
-        if action in self.unmatched:
-            self.unmatched.remove(action)
+        self.unmatched.pop(id(action), None)
         self._result(action, content_text(message.get("content")))
 
     def _result(self, action: Action, text: str) -> None:
@@ -362,7 +364,7 @@ class _Walker:
         action, self.observation_for = self.observation_for, None
         if action is not None or (self.unmatched and _is_observation(text)):
             if action is None:
-                action = self.unmatched.pop(0)
+                action = self.unmatched.pop(next(iter(self.unmatched)))
             self._result(action, text)
             return
         if not text.strip():

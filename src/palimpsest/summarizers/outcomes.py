@@ -8,11 +8,16 @@ same as a 2 KB one. This matters because the compressor may hand over ten thousa
 
 from __future__ import annotations
 
+import json
 import re
 
+from ..compaction.oneliners import is_pruned_content
 from .actions import Action, clip, is_shell_tool
 
 __all__ = ["apply_result"]
+
+MAX_JSON_OUTPUT = 200_000
+"""JSON tool outputs up to this size are decoded to read their output and exit code."""
 
 WINDOW = 2_000
 """Characters read from each end of a tool output; the middle of a huge output is skipped."""
@@ -154,7 +159,9 @@ def _strip_trailers(text: str) -> tuple[str, str | None, str | None, int | None]
             open_file = trailer.group(1).strip()
             cwd = trailer.group(2).strip()
             text = text[: len(text) - len(tail) + trailer.start()]
-    if text.startswith("<returncode>"):
+    if text[:1] == "{" and ('"output"' in text[:300] or '"exit_code"' in text[:300]):
+        code, text = _json_output(text)
+    elif text.startswith("<returncode>"):
         wrapped = _RETURNCODE.match(text)
         if wrapped:
             code = int(wrapped.group(1))
@@ -163,11 +170,37 @@ def _strip_trailers(text: str) -> tuple[str, str | None, str | None, int | None]
     return text, (None if open_file in (None, "n/a", "") else open_file), cwd, code
 
 
+def _json_output(text: str) -> tuple[int | None, str]:
+    """Tools that answer ``{"output": …, "exit_code": N, "error": …}``: read the fields."""
+    if len(text) > MAX_JSON_OUTPUT:
+        return None, text
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return None, text
+    if not isinstance(value, dict):
+        return None, text
+    output = value.get("output")
+    parts = [output if isinstance(output, str) else ""]
+    error = value.get("error") or value.get("stderr")
+    if isinstance(error, str) and error:
+        parts.append(error)
+    code = value.get("exit_code", value.get("returncode"))
+    if not isinstance(code, int) or isinstance(code, bool):
+        code = _exit_code(text)
+    return code, "\n".join(p for p in parts if p)
+
+
 def _first_line(text: str) -> str:
     """Where file tools report failure: the first line (the rest may be file content)."""
     head = text[:400]
     newline = head.find("\n")
     return head if newline == -1 else head[:newline]
+
+
+def _blank(text: str) -> bool:
+    """Empty or whitespace only, without copying a 20 KB output as ``strip()`` would."""
+    return not text or text.isspace()
 
 
 def _looks_failed(head: str) -> bool:
@@ -179,6 +212,13 @@ def apply_result(action: Action, result: str) -> tuple[str | None, str | None]:
     """Fill in ``action``'s outcome from its result text; returns (open file, cwd) hints."""
     text, open_file, cwd, code = _strip_trailers(result or "")
     verb = action.verb
+    if text[:1] == "[" and is_pruned_content(text):
+        # an earlier prune pass left a one-liner: keep what it still says
+        code = _exit_code(text)
+        action.exit_code = code
+        action.failed = code not in (None, 0)
+        action.outcome = f"exit {code} (output pruned)" if code is not None else "output pruned"
+        return open_file, cwd
     if verb in ("RUN", "CALL") or (verb in ("WRITE", "EDIT") and is_shell_tool(action.tool)):
         _run_outcome(action, text, _window(text), code)
     elif verb == "READ":
@@ -205,7 +245,7 @@ def _read_outcome(action: Action, text: str, head: str) -> None:
     elif total:
         action.outcome = f"{int(total.group(2)):,} lines total"
     else:
-        lines = text.count("\n") + 1 if text.strip() else 0
+        lines = 0 if _blank(text) else text.count("\n") + 1
         action.outcome = f"{lines:,} lines"
 
 
@@ -217,7 +257,7 @@ def _search_outcome(action: Action, text: str, window: str) -> None:
     elif len(text) > len(window):
         count = text.count("\n") + 1
     else:
-        count = sum(1 for line in window.splitlines() if line.strip()) if text.strip() else 0
+        count = 0 if _blank(text) else sum(1 for line in window.splitlines() if line.strip())
     noun = ("entry", "entries") if action.verb == "LIST" else ("match", "matches")
     action.outcome = f"{count:,} {noun[count != 1]}" if count else f"no {noun[1]}"
     if not count and _looks_failed(head):
@@ -246,7 +286,7 @@ def _run_outcome(action: Action, text: str, window: str, code: int | None) -> No
         if action.error and tests is None:
             parts.append(f"error: {action.error}")
     if not parts:
-        stripped = text.strip()
+        stripped = "" if _blank(text) else text.strip() if len(text) <= 200 else text
         if not stripped:
             parts.append("no output")
         elif "\n" not in stripped and len(stripped) <= 80:

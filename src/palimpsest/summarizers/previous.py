@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-__all__ = ["PreviousSummary", "is_written_note", "parse_previous"]
+__all__ = ["COMPACT_WRITTEN", "PreviousSummary", "is_written_note", "parse_previous"]
 
 _ALIASES = {
     "historical task snapshot": "Active Task",
@@ -35,6 +35,8 @@ _NONE = {"none", "none.", "n/a", "-", "unknown"}
 _WRITTEN_NOTES = {"modified", "created", "deleted", "written", "edited"}
 
 SNIPPET_CHARS = 1_500
+COMPACT_WRITTEN = "changed: "
+"""Starts the one-line list of changed files that the tightest budget level writes."""
 
 
 @dataclass
@@ -102,6 +104,13 @@ def parse_previous(body: str | None) -> PreviousSummary:
         elif line.strip() and line.strip().lower() not in _NONE:
             parsed.actions.append(line.strip())
     for item in parsed.items("Relevant Files"):
+        if item.startswith(("…", "...")):
+            continue  # a "… and N more" line, not a file
+        if item.startswith(COMPACT_WRITTEN):  # the tightest layout lists paths on one line
+            parsed.files.extend(
+                (p.strip(), "modified") for p in item[len(COMPACT_WRITTEN) :].split(", ")
+            )
+            continue
         match = _FILE_LINE.match(item)
         path, note = (match.group(1), match.group(2).lower()) if match else (item, "noted")
         parsed.files.append((path.strip("`"), note))
