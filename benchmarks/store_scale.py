@@ -35,7 +35,7 @@ from typing import Any
 
 import apsw
 
-from palimpsest.storage.fts_query import build_search, run_search
+from palimpsest.storage.fts_query import RANK_WINDOW, build_search, run_search
 from palimpsest.storage.sessions import SessionStore
 
 DEFAULT_CORPUS = Path("/work/shared/data/transcripts")
@@ -191,7 +191,19 @@ class Generator:
 # -- measurements -------------------------------------------------------------------------
 
 
-def insert_all(store: SessionStore, gen: Generator, total: int, batch: int) -> dict[str, float]:
+class _Replay:
+    """Stands in for the store to replay generation only (``--queries-only``)."""
+
+    def create_session(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+    def append_messages(self, *args: Any, **kwargs: Any) -> None:
+        pass
+
+
+def insert_all(
+    store: SessionStore | _Replay, gen: Generator, total: int, batch: int
+) -> dict[str, float]:
     """Append ``total`` messages in sessions of 50-400 messages, ``batch`` per transaction."""
     insert_seconds = 0.0
     insert_cpu = 0.0
@@ -220,7 +232,7 @@ def insert_all(store: SessionStore, gen: Generator, total: int, batch: int) -> d
             written += n
         done += size
         session_no += 1
-        if done >= next_report:
+        if done >= next_report and insert_cpu > 0:
             print(
                 f"  {done:>9,} messages, {done / insert_seconds:,.0f}/s so far "
                 f"({done / insert_cpu:,.0f}/CPU-s)",
@@ -292,7 +304,9 @@ def build_queries(gen: Generator, n: int) -> dict[str, list[tuple[str, bool]]]:
     }
 
 
-def time_queries(store: SessionStore, queries: list[tuple[str, bool]]) -> dict[str, Any]:
+def time_queries(
+    store: SessionStore, queries: list[tuple[str, bool]], rank_window: int | None
+) -> dict[str, Any]:
     latencies = []
     cpu = []
     hits = []
@@ -305,6 +319,7 @@ def time_queries(store: SessionStore, queries: list[tuple[str, bool]]) -> dict[s
                 has_trigram=store.has_trigram,
                 has_fts=store.has_fts5,
                 match_any=match_any,
+                rank_window=rank_window,
             )
             t0 = time.perf_counter()
             c0 = time.process_time()
@@ -336,19 +351,38 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--seed", type=int, default=20260521)
     parser.add_argument("--queries", type=int, default=100, help="queries per class")
     parser.add_argument("--layout", choices=["inline", "external"], default="inline")
+    parser.add_argument(
+        "--rank-window",
+        type=int,
+        default=RANK_WINDOW,
+        help=f"BM25 ranks the newest N matches (default {RANK_WINDOW}; 0: all)",
+    )
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--db", type=Path, help="database file (default: a temp dir)")
     parser.add_argument("--keep", action="store_true", help="keep the database file")
     parser.add_argument("--json", action="store_true", help="also print the results as JSON")
+    parser.add_argument(
+        "--queries-only",
+        action="store_true",
+        help="reuse --db from an earlier run with the same --messages/--seed: time queries only",
+    )
     args = parser.parse_args(argv)
 
     tmp = None
     if args.db is None:
         tmp = tempfile.TemporaryDirectory(prefix="palimpsest-bench-")
         args.db = Path(tmp.name) / "state.db"
-    if args.db.exists():
-        raise SystemExit(f"{args.db} exists; give a new path")
+    if args.db.exists() != args.queries_only:
+        raise SystemExit(f"{args.db}: {'missing' if args.queries_only else 'exists'}")
     gen = Generator(args.seed, load_corpus(args.corpus))
+    if args.queries_only:
+        insert_all(_Replay(), gen, args.messages, args.batch)  # same RNG path, no writes
+        store = SessionStore(args.db)
+        count = store.message_count()
+        print(
+            f"queries only: {args.db} holds {count:,} messages, {args.db.stat().st_size / 1e6:,.1f} MB"
+        )
+        return report_queries(store, gen, args, {})
     store = SessionStore(args.db, fts_layout=args.layout)
     print(
         f"store_scale: {args.messages:,} messages, batch {args.batch}, layout {args.layout}, "
@@ -384,13 +418,24 @@ def main(argv: list[str] | None = None) -> int:
         "db_bytes": db_bytes,
         "tables": sizes,
     }
+    return report_queries(store, gen, args, results, tmp)
+
+
+def report_queries(
+    store: SessionStore,
+    gen: Generator,
+    args: argparse.Namespace,
+    results: dict[str, Any],
+    tmp: tempfile.TemporaryDirectory[str] | None = None,
+) -> int:
     queries = build_queries(gen, args.queries)
     with store.connection_for_reads() as con:  # warm the page cache a little, as in use
         for query, match_any in queries["selective"][:5]:
             run_search(con, build_search(query, limit=20, match_any=match_any))
-    print(f"latency ({args.queries} queries per class, limit 20):")
+    window = args.rank_window or None
+    print(f"latency ({args.queries} queries per class, limit 20, rank window {window}):")
     for name, items in queries.items():
-        stats = time_queries(store, items)
+        stats = time_queries(store, items, window)
         results[name] = stats
         aim = {"selective": "selective_p95_ms", "natural": "natural_p95_ms"}.get(name)
         verdict = ""

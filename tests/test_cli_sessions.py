@@ -151,3 +151,14 @@ def test_the_installed_command_runs(chain: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "20260101_100000_bbbbbb"
+
+
+def test_every_sessions_command_has_help_and_is_documented() -> None:
+    from palimpsest.cli.sessions import sessions_app
+
+    docs = (Path(__file__).parents[1] / "docs" / "sessions.md").read_text()
+    names = [c.name for c in sessions_app.registered_commands]
+    assert {"list", "show", "tip", "import", "export", "path", "verify"} <= set(names)
+    for command in sessions_app.registered_commands:
+        assert command.callback is not None and (command.callback.__doc__ or "").strip()
+        assert f"palimpsest sessions {command.name}" in docs

@@ -376,7 +376,8 @@ def fuzz_db() -> Iterator[apsw.Connection]:
     con.close()
 
 
-@settings(max_examples=400, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@pytest.mark.slow
+@settings(max_examples=300, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(query=_QUERIES)
 def test_fuzz_no_query_raises(fuzz_db: apsw.Connection, query: str) -> None:
     sanitized = sanitize_query(query)

@@ -388,8 +388,20 @@ def test_counters_follow_the_spec(store: SessionStore) -> None:
     store.create_session("s2")
     store.append_message("s2", "tool", "alone", tool_call_id="x")
     assert store.require_session("s2")["tool_call_count"] == 0
-    # A tool result without a name is indexed under the name of the call it answers...
+    # A tool result without a name is indexed under the name of the call it answers,
+    # also when it is appended on its own after the call...
     assert store.search_messages("r0")[0]["tool_name"] == "f"
+    store.append_message(
+        "s1",
+        "assistant",
+        None,
+        tool_calls=[
+            {"id": "c7", "type": "function", "function": {"name": "grep_repo", "arguments": "{}"}}
+        ],
+    )
+    store.append_message("s1", "tool", "r7 found", tool_call_id="c7")
+    hits = {h["role"]: h for h in store.search_messages("grep_repo")}
+    assert set(hits) == {"assistant", "tool"} and hits["tool"]["tool_name"] == "grep_repo"
     # ... but exported exactly as it came in.
     assert store.get_messages("s1")[3] == {"role": "tool", "tool_call_id": "c0", "content": "r0"}
 
@@ -676,3 +688,15 @@ def test_a_missing_trigram_index_is_created_and_backfilled_later(
         assert store.has_trigram
         assert fts_ids(path, "messages_fts_trigram", '"数据库"') == [1]
         assert store.verify() == []
+
+
+def test_resume_lands_on_the_tip_or_its_first_child_with_messages(store: SessionStore) -> None:
+    build_chain(store)
+    assert store.resume_target("A") == "D"
+    # An empty continuation whose newest child holds the conversation (SS-36).
+    store.start_continuation("D", session_id="E")  # no seed messages
+    assert store.resume_target("A") == "E"
+    store.create_session("F", parent_session_id="E")
+    store.append_message("F", "user", "picked up here")
+    assert store.resume_target("B") == "F"
+    assert store.resume_target("unknown") == "unknown"

@@ -164,6 +164,9 @@ class Database:
         except _CORRUPT_ERRORS as exc:
             self._con.close()
             raise corrupt_error(self.path, exc) from exc
+        except BaseException:
+            self._con.close()
+            raise
 
     def _set_wal(self) -> None:
         for attempt in range(self.retry.attempts):

@@ -23,6 +23,7 @@ from ..messages import content_text
 from .db import rows
 
 __all__ = [
+    "MAX_RESUME_HOPS",
     "MAX_TIP_HOPS",
     "PREVIEW_CHARS",
     "compression_chain",
@@ -31,6 +32,7 @@ __all__ = [
     "lineage",
     "lineage_root",
     "list_rows",
+    "resume_target",
 ]
 
 #: SS-29: how far a tip lookup follows continuations before giving up.
@@ -89,6 +91,36 @@ def compression_chain(con: apsw.Connection, session_id: str) -> list[str]:
         chain.append(str(found[0][0]))
         seen.add(chain[-1])
     return chain
+
+
+#: SS-36: how far a resume walks down to find a descendant that holds messages.
+MAX_RESUME_HOPS = 32
+
+
+def resume_target(con: apsw.Connection, session_id: str) -> str:
+    """The session to reopen when a user resumes ``session_id`` (SS-36).
+
+    Follow compression continuations to the tip (never sub-agents or branches). If that
+    session holds no messages, walk the most recently started children, at most 32 hops,
+    to the first descendant that does; if none does, keep the tip.
+    """
+    tip = compression_tip(con, session_id)
+    current, seen = tip, {tip}
+    for _ in range(MAX_RESUME_HOPS):
+        if con.execute(
+            "SELECT 1 FROM messages WHERE session_id = ? LIMIT 1", (current,)
+        ).fetchall():
+            return current
+        child = con.execute(
+            "SELECT id FROM sessions WHERE parent_session_id = ?"
+            " ORDER BY started_at DESC, rowid DESC LIMIT 1",
+            (current,),
+        ).fetchall()
+        if not child or child[0][0] in seen:
+            break
+        current = str(child[0][0])
+        seen.add(current)
+    return tip
 
 
 def _parent_of(con: apsw.Connection, session_id: str) -> str | None:

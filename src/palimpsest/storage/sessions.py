@@ -304,6 +304,13 @@ class SessionStore(TokenAccounting):
         if len(counts) != len(batch):
             raise ValueError("token_counts must have one entry per message")
         names = call_names(batch)
+        unnamed = {
+            str(m["tool_call_id"])
+            for m in batch
+            if m.get("role") == "tool" and not m.get("name") and m.get("tool_call_id")
+        } - set(names)
+        if unnamed:
+            names.update(self._stored_call_names(session_id, unnamed))
         encoded = [
             encode_message(m, token_count=n, tool_name=names.get(str(m.get("tool_call_id"))))
             for m, n in zip(batch, counts, strict=True)
@@ -314,6 +321,20 @@ class SessionStore(TokenAccounting):
             return insert_messages(con, session_id, encoded, tool_calls)
 
         return self._db.write(insert)
+
+    def _stored_call_names(self, session_id: str, call_ids: set[str]) -> dict[str, str]:
+        """Function names of already stored calls, so results appended one by one are
+        still indexed under their tool's name. Only the session's latest 20 assistant
+        messages with calls are looked at: results follow their call closely."""
+        marks = ", ".join("?" for _ in call_ids)
+        found = self._db.query(
+            "SELECT c.value ->> '$.id' AS id, c.value ->> '$.function.name' AS name"
+            " FROM (SELECT tool_calls FROM messages WHERE session_id = ?"
+            "       AND tool_calls IS NOT NULL ORDER BY timestamp DESC LIMIT 20) AS m,"
+            f" json_each(m.tool_calls) AS c WHERE c.value ->> '$.id' IN ({marks})",
+            (session_id, *sorted(call_ids)),
+        )
+        return {str(r["id"]): str(r["name"]) for r in found if r["name"]}
 
     def get_messages(self, session_id: str, *, include_inactive: bool = False) -> list[Message]:
         """The session's messages in order, in OpenAI format (live rows only by default).
@@ -384,6 +405,11 @@ class SessionStore(TokenAccounting):
         """The latest compression continuation of ``session_id`` (itself if none)."""
         with self._db.reader() as con:
             return _lineage.compression_tip(con, session_id)
+
+    def resume_target(self, session_id: str) -> str:
+        """The session to reopen on resume: the tip, or its first descendant with messages."""
+        with self._db.reader() as con:
+            return _lineage.resume_target(con, session_id)
 
     def compression_chain(self, session_id: str) -> list[str]:
         """The ids of ``session_id``'s compression chain, oldest first."""

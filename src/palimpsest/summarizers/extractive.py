@@ -346,6 +346,9 @@ class ExtractiveSummarizer:
     ``request.template`` (``"classic"``; anything else gets the handoff layout).
     """
 
+    needs_prompt = False
+    """It reads ``request.turns`` itself, so the compressor skips rendering the LLM prompt."""
+
     def summarize(self, request: SummaryRequest) -> str:
         facts = extract_facts(request.turns)
         previous = request.previous_summary

@@ -1,8 +1,8 @@
 """One pass over the turns to summarize, collecting the facts a handoff summary needs.
 
 The walk is linear and every message costs bounded work: user and assistant texts are read
-up to a few KB, tool outputs through the windows of :mod:`.actions`, and every collection
-is capped while it fills, so ten thousand turns of 20 KB tool output stay cheap.
+up to a few KB, tool outputs through the windows of :mod:`.outcomes`, and every collection
+is capped, so ten thousand turns of 20 KB tool output stay cheap.
 
 Text-action agents (SWE-agent, mini-swe-agent) have no ``tool_calls``: the command sits in a
 fenced block of the assistant's text and its output comes back as the next *user* message.
@@ -49,7 +49,7 @@ MAX_CRITICAL = 60
 MAX_MENTIONS = 40
 
 # A sentence ends at . ! or ? followed by whitespace; "3.11" or "e.g." inside stays whole.
-_SENTENCE = re.compile(r"(?:[^.!?\n]|[.!?](?=[^\s.!?]))+[.!?]*")
+_SENTENCE = re.compile(r"[^.!?\n]+(?:[.!?]+(?=[^\s.!?])[^.!?\n]*)*[.!?]*")
 _CONSTRAINT = re.compile(
     r"\b(must|never|always|don't|do not|dont|prefer|please use|should|avoid|make sure|only use)\b",
     re.IGNORECASE,
@@ -59,6 +59,10 @@ _DECISION = re.compile(
     r"chose|choose to|opted|going with|switch(?:ed|ing)? to|the fix is|root cause)\b",
     re.IGNORECASE,
 )
+_DECISION_HINTS = (
+    "decided", "instead of", "because", "i'll use", "i will use", "we'll use", "rather than",
+    "chose", "choose to", "opted", "going with", "switch", "the fix is", "root cause",
+)  # fmt: skip
 _ONGOING = re.compile(
     r"\b(let me|let's|I'll|I will|now|next|going to|working on|trying|need to|continue)\b",
     re.IGNORECASE,
@@ -76,6 +80,7 @@ _MENTION = re.compile(
 _PORT = re.compile(
     r"\b(?:localhost|127\.0\.0\.1|0\.0\.0\.0)(?::(\d{2,5}))\b|\bport[ :=]+(\d{2,5})\b", re.I
 )
+_PORT_HINTS = ("localhost", "127.0.0.1", "0.0.0.0", "port")
 _COMMIT = re.compile(r"^\[([\w./-]+) ([0-9a-f]{7,40})\]", re.M)
 _URL = re.compile(r"https?://[^\s\"'<>)\]`]+")
 _VERSION = re.compile(r"\b(?:version|v)\s?(\d+\.\d+(?:\.\d+)+)\b|==(\d+\.\d+(?:\.\d+)*)\b", re.I)
@@ -257,8 +262,13 @@ class _Walker:
         text = _FENCED.sub(" ", text[:TEXT_SCAN]).strip() or text[:TEXT_SCAN]
         facts.last_assistant = facts.progress = text
         facts.ends_with_work = acting or _ONGOING.search(text[:600]) is not None
-        if len(facts.decisions) < MAX_DECISIONS and _DECISION.search(text):
-            _add_unique(facts.decisions, _sentences(text, _DECISION), MAX_DECISIONS)
+        lower = text.lower()
+        if any(hint in lower for hint in _DECISION_HINTS):
+            # keep the newest decisions: later ones usually supersede earlier ones
+            for sentence in _sentences(text, _DECISION):
+                if sentence not in facts.decisions:
+                    facts.decisions.append(sentence)
+            del facts.decisions[:-MAX_DECISIONS]
         if self.open_questions:
             answer = _first_sentence(text)
             for question in self.open_questions:
@@ -277,7 +287,7 @@ class _Walker:
             self.open_file = path if action.verb == "READ" else self.open_file
         if action.cwd:
             facts.cwd = action.cwd
-        if action.verb == "RUN" and action.target.startswith("`"):
+        if action.verb == "RUN" and "http" in action.target:
             for url in _URL.findall(action.target[:2_000])[:3]:
                 facts.add_critical(f"URL used: {url}")
 
@@ -343,9 +353,11 @@ class _Walker:
         self._values(edges, versions=False)
 
     def _values(self, text: str, versions: bool = True) -> None:
-        for a, b in _PORT.findall(text)[:3]:
-            self.facts.add_critical(f"port {a or b}")
-        if versions:
+        lower = text.lower()
+        if any(key in lower for key in _PORT_HINTS):
+            for a, b in _PORT.findall(text)[:3]:
+                self.facts.add_critical(f"port {a or b}")
+        if versions and ("version" in lower or "==" in text):
             for a, b in _VERSION.findall(text)[:3]:
                 self.facts.add_critical(f"version {a or b}")
 
@@ -374,14 +386,15 @@ class _Walker:
         if facts.first_ask is None:
             facts.first_ask = text
         facts.last_ask = text
-        _add_unique(facts.constraints, _sentences(text, _CONSTRAINT), MAX_CONSTRAINTS)
-        for sentence in _SENTENCE.findall(text[:TEXT_SCAN]):
+        if len(facts.constraints) < MAX_CONSTRAINTS and _CONSTRAINT.search(text, 0, TEXT_SCAN):
+            _add_unique(facts.constraints, _sentences(text, _CONSTRAINT), MAX_CONSTRAINTS)
+        for sentence in _SENTENCE.findall(text[:TEXT_SCAN]) if "?" in text[:TEXT_SCAN] else ():
             if sentence.strip().endswith("?") and len(sentence.strip()) > 3:
                 question = Question(clip(sentence.strip(), 200))
                 facts.questions.append(question)
                 self.open_questions.append(question)
                 break
-        for url in _URL.findall(text[:TEXT_SCAN])[:3]:
+        for url in _URL.findall(text[:TEXT_SCAN])[:3] if "http" in text[:TEXT_SCAN] else ():
             facts.add_critical(f"URL mentioned: {url}")
         self._values(text[:TEXT_SCAN])
 

@@ -73,6 +73,9 @@ def _window(text: str) -> str:
 def _exit_code(text: str) -> int | None:
     # Exit codes are printed first ("Exit code 1") or last ({"exit_code": 0}, [exit 1]).
     for part in (text[:200], text[-300:]):
+        lower = part.lower()
+        if "exit" not in lower and "process-done" not in lower:
+            continue
         match = _EXIT.search(part)
         if match is not None:
             return int(next(g for g in match.groups() if g is not None))
