@@ -162,3 +162,19 @@ def test_every_sessions_command_has_help_and_is_documented() -> None:
     for command in sessions_app.registered_commands:
         assert command.callback is not None and (command.callback.__doc__ or "").strip()
         assert f"palimpsest sessions {command.name}" in docs
+
+
+def test_config_chooses_the_file_and_the_layout(isolated_home: Path, tmp_path: Path) -> None:
+    isolated_home.mkdir(parents=True)
+    target = tmp_path / "elsewhere" / "my.db"
+    (isolated_home / "config.yaml").write_text(
+        f"store:\n  path: {target}\n  fts_layout: external\n"
+    )
+    assert invoke("path")[1].strip() == str(target)
+    code, out, err = invoke("import", str(TRANSCRIPT))
+    assert code == 0, err
+    with SessionStore(target) as store:
+        assert store.fts_layout == "external" and store.message_count() > 0
+    (isolated_home / "config.yaml").write_text("store:\n  fts_layuot: external\n")
+    code, _, err = invoke("list")
+    assert code == 2 and "store.fts_layuot" in err

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-import time
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -541,14 +540,12 @@ def _synthetic(n: int) -> list[dict[str, Any]]:
     return messages[:n]
 
 
-def test_ten_thousand_messages_prune_quickly() -> None:
+def test_ten_thousand_messages() -> None:
+    """Scale check for correctness; speed is measured in benchmarks/compress_speed.py."""
     messages = _synthetic(10_000)
-    start = time.perf_counter()
     result = prune(messages, protect_last_n=20, tail_token_budget=20_000)
-    elapsed = time.perf_counter() - start
     assert result.pruned_count > 2000
-    # About 40 ms on the reference machine; the bound only catches quadratic behaviour.
-    assert elapsed < 1.0
+    assert len(result.messages) == 10_000
 
 
 # --- properties ------------------------------------------------------------------------------

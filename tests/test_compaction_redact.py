@@ -274,7 +274,9 @@ def test_linear_time_on_large_inputs() -> None:
         "sk-" * 70_000,
     ):
         redact(text)
-    assert time.perf_counter() - start < 5.0  # ~0.8 s on an idle 2-core machine
+    # A hang guard against catastrophic backtracking (which takes minutes), not a speed
+    # target: redaction speed is measured in benchmarks/.
+    assert time.perf_counter() - start < 60.0
 
 
 @settings(max_examples=200, deadline=None)

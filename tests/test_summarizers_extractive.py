@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import re
-import time
 from pathlib import Path
 from types import SimpleNamespace
 from typing import Any
@@ -385,13 +384,11 @@ def test_planted_secrets_never_reach_the_summary() -> None:
     assert "[REDACTED]" in body
 
 
-def test_fast_on_large_transcripts() -> None:
+def test_large_transcripts_stay_within_budget() -> None:
+    """Scale check for correctness; speed is in benchmarks/extractive_summary.py."""
     turns = _many_actions(2_000, output_size=4_000)  # 4,001 messages, ~8 MB of output
-    start = time.perf_counter()
     body = _summarize(turns, budget_tokens=12_000)
-    elapsed = time.perf_counter() - start
     assert estimate_tokens_rough(body) <= 12_000
-    assert elapsed < 2.0, elapsed
 
 
 # --- random transcripts ------------------------------------------------------------------------

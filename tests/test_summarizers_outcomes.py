@@ -2,8 +2,6 @@
 
 from __future__ import annotations
 
-import time
-
 import pytest
 
 from palimpsest.summarizers.actions import Action, classify_call
@@ -81,20 +79,17 @@ def test_file_tool_outcomes(
     assert (action.outcome, action.failed) == (outcome, failed)
 
 
-def test_huge_outputs_cost_bounded_work() -> None:
-    """Only the ends of an output are read, so 2 MB costs about what 20 KB does."""
-    small = "noise line\n" * 2_000 + "===== 1 failed, 9 passed in 3s ====="
-    big = "noise line\n" * 200_000 + "===== 1 failed, 9 passed in 3s ====="
-    start = time.perf_counter()
-    for _ in range(20):
-        _run(small)
-    small_time = time.perf_counter() - start
-    start = time.perf_counter()
-    for _ in range(20):
-        action = _run(big)
-    big_time = time.perf_counter() - start
+def test_huge_outputs_are_read_at_their_ends() -> None:
+    """Only the ends of an output are read: a summary line buried in the middle of 2 MB
+    is not what counts, the final one is."""
+    big = (
+        "noise line\n" * 100_000
+        + "===== 50 failed in 9s =====\n"
+        + "noise line\n" * 100_000
+        + "===== 1 failed, 9 passed in 3s ====="
+    )
+    action = _run(big)
     assert action.outcome == "9 passed, 1 failed"
-    assert big_time < small_time * 20 + 0.05
 
 
 def test_pruned_results_keep_what_the_one_liner_says() -> None:

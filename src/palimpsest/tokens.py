@@ -24,6 +24,7 @@ __all__ = [
     "CHARS_PER_TOKEN",
     "IMAGE_TOKENS",
     "ExactCounter",
+    "MessageSizer",
     "RoughCounter",
     "TokenCounter",
     "content_budget_chars",
@@ -135,30 +136,24 @@ def serialize_for_estimate(message: Mapping[str, Any]) -> tuple[str, int]:
     return json.dumps(visible, ensure_ascii=False, default=str), images
 
 
-_STR_CACHE_MIN = 256
-"""Strings at least this long have their escaped length memoized (by identity)."""
-
 _STR_CACHE_MAX = 262_144
-_escaped_len_cache: dict[int, tuple[str, int]] = {}
+_escaped_len_cache: dict[str, int] = {}
 
 
 def _escaped_len(text: str) -> int:
-    """``len(json.dumps(text, ensure_ascii=False))`` without building the JSON twice.
+    """``len(json.dumps(text, ensure_ascii=False))``, memoized by value.
 
-    Long strings are memoized by object identity. A ``str`` is immutable, and the cache
-    keeps a reference to it so its id cannot be reused, so a cached length is always the
-    length of that exact value: estimating a growing transcript again only measures the
-    new messages.
+    Keyed by the string itself: Python caches a string's hash on the object, so a repeat
+    lookup of the same message text costs no rescan, and equal strings always have equal
+    lengths, so a hit can never be stale. Estimating a growing transcript again only
+    measures the new messages.
     """
-    if len(text) < _STR_CACHE_MIN:
-        return len(encode_basestring(text))
-    hit = _escaped_len_cache.get(id(text))
-    if hit is not None and hit[0] is text:
-        return hit[1]
-    length = len(encode_basestring(text))
-    if len(_escaped_len_cache) >= _STR_CACHE_MAX:
-        _escaped_len_cache.clear()
-    _escaped_len_cache[id(text)] = (text, length)
+    length = _escaped_len_cache.get(text)
+    if length is None:
+        length = len(encode_basestring(text))
+        if len(_escaped_len_cache) >= _STR_CACHE_MAX:
+            _escaped_len_cache.clear()
+        _escaped_len_cache[text] = length
     return length
 
 
@@ -219,6 +214,31 @@ def estimate_messages_tokens_rough(messages: Iterable[Mapping[str, Any]]) -> int
         chars += c
         images += i
     return chars // CHARS_PER_TOKEN + images * IMAGE_TOKENS
+
+
+class MessageSizer:
+    """Rough token estimates with a per-message memo, for one pass of work over a list.
+
+    Keyed by message identity and holding a reference to each message, so it is only
+    correct while the messages are not modified: create one per operation (one
+    ``compress`` call), never keep it across turns.
+    """
+
+    def __init__(self) -> None:
+        self._sizes: dict[int, tuple[Mapping[str, Any], int, int]] = {}
+
+    def tokens(self, messages: Iterable[Mapping[str, Any]]) -> int:
+        chars = 0
+        images = 0
+        for msg in messages:
+            hit = self._sizes.get(id(msg))
+            if hit is None or hit[0] is not msg:
+                c, i = message_chars(msg)
+                hit = (msg, c, i)
+                self._sizes[id(msg)] = hit
+            chars += hit[1]
+            images += hit[2]
+        return chars // CHARS_PER_TOKEN + images * IMAGE_TOKENS
 
 
 def estimate_tools_tokens(tools: Sequence[Mapping[str, Any]] | None) -> int:

@@ -20,7 +20,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from ..config import load_settings
+from ..config import Settings, load_settings
 from ..errors import SessionNotFoundError
 from ..messages import FORMATS, dump_transcript, render_content
 from ..storage.sessions import SessionStore, default_db_path
@@ -38,15 +38,16 @@ JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of 
 IdArgument = Annotated[str, typer.Argument(help="Session id (or a unique prefix of one).")]
 
 
-def db_path() -> Path:
+def db_path(settings: Settings | None = None) -> Path:
     """The store file the CLI uses: ``store.path`` from config, else ``<home>/state.db``."""
-    configured = load_settings().store.path
+    configured = (settings or load_settings()).store.path
     return Path(configured).expanduser() if configured else default_db_path()
 
 
 def open_store() -> SessionStore:
     """The store at :func:`db_path`, in the configured full-text layout."""
-    return SessionStore(db_path(), fts_layout=load_settings().store.fts_layout)
+    settings = load_settings()
+    return SessionStore(db_path(settings), fts_layout=settings.store.fts_layout)
 
 
 def resolve_id(store: SessionStore, session_id: str) -> str:

@@ -19,7 +19,7 @@ from typing import Any, Literal
 from ..config import Settings
 from ..errors import ConfigError
 from ..summarizers.base import Summarizer, SummaryRequest, SupportsCooldown
-from ..tokens import RoughCounter, TokenCounter
+from ..tokens import MessageSizer, RoughCounter, TokenCounter
 from .assemble import assemble, sanitize_tool_pairs
 from .boundaries import MIN_TAIL_MESSAGES, align_forward, find_tail_cut
 from .engine import ContextEngine
@@ -220,6 +220,7 @@ class ContextCompressor(ContextEngine):
         self.awaiting_real_usage = False
         self.pressure_warning_active = False
         self.last_stats = CompressionStats()
+        self._sizer: MessageSizer | None = None
         self._reset_call_fields()
 
     def _reset_call_fields(self) -> None:
@@ -355,6 +356,8 @@ class ContextCompressor(ContextEngine):
         return self.protect_first_n + MIN_TAIL_MESSAGES + 1
 
     def _count(self, messages: Sequence[dict[str, Any]]) -> int:
+        if self._sizer is not None and isinstance(self.token_counter, RoughCounter):
+            return self._sizer.tokens(messages)
         return self.token_counter.count_messages(messages)
 
     def compress(
@@ -373,6 +376,22 @@ class ContextCompressor(ContextEngine):
         pre-compression hooks, passed to the summarizer as source material only.
         """
         self._reset_call_fields()
+        # Within one call the same message objects are measured up to three times (before,
+        # summary budget, after); the sizer measures each once. It never outlives the call.
+        self._sizer = MessageSizer()
+        try:
+            return self._compress(messages, current_tokens, focus_topic, force, memory_context)
+        finally:
+            self._sizer = None
+
+    def _compress(
+        self,
+        messages: list[dict[str, Any]],
+        current_tokens: int | None,
+        focus_topic: str | None,
+        force: bool,
+        memory_context: str,
+    ) -> list[dict[str, Any]]:
         if force:
             self.ineffective_compression_count = 0
             self.fallback_streak = 0
@@ -514,7 +533,8 @@ class ContextCompressor(ContextEngine):
         focus_topic: str | None,
         memory_context: str,
     ) -> SummaryRequest:
-        budget = compute_summary_budget(turns, self.max_summary_tokens)
+        rough = self._sizer.tokens(turns) if self._sizer is not None else None
+        budget = compute_summary_budget(turns, self.max_summary_tokens, rough_tokens=rough)
         has_user = any(is_real_user_message(m) for m in turns) or bool(earlier)
         previous = redact(self.previous_summary) if self.previous_summary else None
         focus = redact(focus_topic) if focus_topic else None

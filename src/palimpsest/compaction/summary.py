@@ -144,9 +144,16 @@ _UPDATE_RULES = (
 )
 
 
-def compute_summary_budget(turns: Sequence[dict[str, Any]], max_summary_tokens: int) -> int:
-    """``max(2,000, min(rough(turns) * 0.20, max_summary_tokens))`` (CC-63)."""
-    scaled = int(estimate_messages_tokens_rough(turns) * SUMMARY_RATIO)
+def compute_summary_budget(
+    turns: Sequence[dict[str, Any]], max_summary_tokens: int, *, rough_tokens: int | None = None
+) -> int:
+    """``max(2,000, min(rough(turns) * 0.20, max_summary_tokens))`` (CC-63).
+
+    ``rough_tokens`` is the rough estimate of ``turns`` when the caller already has it.
+    """
+    if rough_tokens is None:
+        rough_tokens = estimate_messages_tokens_rough(turns)
+    scaled = int(rough_tokens * SUMMARY_RATIO)
     return max(MIN_SUMMARY_TOKENS, min(scaled, max_summary_tokens))
 
 

@@ -47,6 +47,8 @@ class ChatMessage(TypedDict, total=False):
 
 def _get(obj: Any, key: str, default: Any = None) -> Any:
     """Read ``key`` from a dict or an attribute of an object."""
+    if type(obj) is dict:  # the common case, without the slower ABC check
+        return obj.get(key, default)
     if isinstance(obj, Mapping):
         return obj.get(key, default)
     return getattr(obj, key, default)
@@ -60,7 +62,7 @@ def role_of(message: Mapping[str, Any]) -> str:
 
 def part_type(part: Any) -> str | None:
     """A content part's ``type`` when it is a string (messy input may hold anything)."""
-    if isinstance(part, Mapping):
+    if type(part) is dict or isinstance(part, Mapping):
         kind = part.get("type")
         if isinstance(kind, str):
             return kind
