@@ -58,7 +58,11 @@ def build(n: int, seed: int = 7) -> list[dict[str, Any]]:
                 call["id"] = f"{call['id']}-{rep}"
             if msg.get("role") == "tool":
                 msg["tool_call_id"] = f"{msg['tool_call_id']}-{rep}"
-                text = msg["content"] if isinstance(msg["content"], str) else json.dumps(msg["content"])
+                text = (
+                    msg["content"]
+                    if isinstance(msg["content"], str)
+                    else json.dumps(msg["content"])
+                )
                 size = rng.randint(2_000, 20_000)
                 msg["content"] = (text + "\n") * (size // max(1, len(text) + 1) + 1)
                 msg["content"] = msg["content"][:size]
@@ -97,7 +101,9 @@ def main() -> None:
         first, runs = time_compress(messages, args.repeat)
         median = statistics.median(runs) * 1000
         medians[n] = median
-        print(f"{len(messages):>9,} {size_mb:>7.1f} {first * 1000:>9.1f} {median:>10.1f} {median / (n / 1000):>11.2f}")
+        print(
+            f"{len(messages):>9,} {size_mb:>7.1f} {first * 1000:>9.1f} {median:>10.1f} {median / (n / 1000):>11.2f}"
+        )
     if 10_000 in medians and 50_000 in medians:
         print(f"50k/10k median ratio: {medians[50_000] / medians[10_000]:.2f} (5.00 = linear)")
 

@@ -25,7 +25,17 @@ def run(*args: str, input: str | None = None):  # type: ignore[no-untyped-def]
 def test_readme_main_command_in_a_real_process(tmp_path: Path) -> None:
     out = tmp_path / "out.json"
     proc = subprocess.run(
-        [sys.executable, "-m", "palimpsest.cli", "compress", str(EXAMPLE), "--context-length", "8000", "-o", str(out)],
+        [
+            sys.executable,
+            "-m",
+            "palimpsest.cli",
+            "compress",
+            str(EXAMPLE),
+            "--context-length",
+            "8000",
+            "-o",
+            str(out),
+        ],
         capture_output=True,
         text=True,
         check=False,
@@ -35,7 +45,15 @@ def test_readme_main_command_in_a_real_process(tmp_path: Path) -> None:
     messages = json.loads(out.read_text())
     validate_transcript(messages)
     assert len(messages) < len(load_transcript(EXAMPLE))
-    for needle in ("Compressed: 24 →", "messages", "tokens (rough)", "head ", "tool results pruned", "summary:", "time:"):
+    for needle in (
+        "Compressed: 24 →",
+        "messages",
+        "tokens (rough)",
+        "head ",
+        "tool results pruned",
+        "summary:",
+        "time:",
+    ):
         assert needle in proc.stderr
 
 
@@ -77,7 +95,10 @@ def test_reads_standard_input() -> None:
     ("content", "needle"),
     [
         ("{not json", "bad.json"),
-        ('[{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "x", "content": "r"}]', "message 1"),
+        (
+            '[{"role": "user", "content": "hi"}, {"role": "tool", "tool_call_id": "x", "content": "r"}]',
+            "message 1",
+        ),
         ("", "bad.json"),
     ],
 )

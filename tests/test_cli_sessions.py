@@ -171,7 +171,7 @@ def test_config_chooses_the_file_and_the_layout(isolated_home: Path, tmp_path: P
         f"store:\n  path: {target}\n  fts_layout: external\n"
     )
     assert invoke("path")[1].strip() == str(target)
-    code, out, err = invoke("import", str(TRANSCRIPT))
+    code, _, err = invoke("import", str(TRANSCRIPT))
     assert code == 0, err
     with SessionStore(target) as store:
         assert store.fts_layout == "external" and store.message_count() > 0

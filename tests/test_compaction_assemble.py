@@ -3,8 +3,8 @@
 from __future__ import annotations
 
 import pytest
-from compaction_helpers import asst, call, sys_, tool, user
 
+from compaction_helpers import asst, call, sys_, tool, user
 from palimpsest.compaction.assemble import (
     STRIPPED_CALL_TEXT,
     add_compaction_note,

@@ -2,8 +2,7 @@
 
 from __future__ import annotations
 
-from compaction_helpers import asst, call, StubSummarizer, sys_, tool, user
-
+from compaction_helpers import StubSummarizer, asst, call, sys_, tool, user
 from palimpsest.compaction.boundaries import align_backward, align_forward, find_tail_cut
 from palimpsest.compaction.compressor import ContextCompressor
 from palimpsest.messages import validate_transcript

@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 import copy
+import itertools
 import json
 
 import pytest
-from compaction_helpers import StubSummarizer, alternating, asst, call, sys_, tool, user
 
+from compaction_helpers import StubSummarizer, alternating, asst, call, sys_, tool, user
 from palimpsest.compaction.compressor import ContextCompressor
 from palimpsest.compaction.markers import COMPACTION_NOTE, SUMMARY_PREFIX
 from palimpsest.messages import validate_transcript
@@ -174,8 +175,7 @@ class TestRoles:
         out = make(protect_last_n=3).compress(msgs)
         roles = [m["role"] for m in out]
         assert all(
-            not (a == b and a in ("user", "assistant"))
-            for a, b in zip(roles, roles[1:], strict=False)
+            not (a == b and a in ("user", "assistant")) for a, b in itertools.pairwise(roles)
         )
         merged = next(m for m in out if "msg 6" in m["content"])
         assert "S" in merged["content"] and merged["content"].startswith(SUMMARY_PREFIX)
@@ -207,7 +207,7 @@ class TestRoles:
         assert holder["role"] == "assistant" and holder["content"].startswith(SUMMARY_PREFIX)
         assert holder["content"].endswith("a5")
         roles = [m["role"] for m in out]
-        assert ("user", "user") not in set(zip(roles[2:], roles[3:], strict=False))
+        assert ("user", "user") not in set(itertools.pairwise(roles[2:]))
 
 
 class TestFailures:
@@ -370,12 +370,17 @@ def test_from_settings_reads_compression_and_model_sections() -> None:
     from palimpsest.errors import ConfigError
 
     settings = settings_from_dict(
-        {"model": {"context_length": 128_000}, "compression": {"threshold": 0.7, "protect_last_n": 8, "prune_style": "placeholder"}}
+        {
+            "model": {"context_length": 128_000},
+            "compression": {"threshold": 0.7, "protect_last_n": 8, "prune_style": "placeholder"},
+        }
     )
     c = ContextCompressor.from_settings(settings)
     assert c.context_length == 128_000 and c.threshold_tokens == 89_600
     assert c.protect_last_n == 8 and c.prune_style == "placeholder"
-    assert ContextCompressor.from_settings(settings, threshold_percent=0.5).threshold_tokens == 64_000
+    assert (
+        ContextCompressor.from_settings(settings, threshold_percent=0.5).threshold_tokens == 64_000
+    )
     with pytest.raises(ConfigError) as info:
         ContextCompressor.from_settings(settings_from_dict({}))
     assert info.value.key == "model.context_length"

@@ -12,12 +12,12 @@ import json
 from typing import Any
 
 import pytest
-from compaction_helpers import StubSummarizer, asst, sys_, user
-from test_compaction_redact import PLANTED
 
+from compaction_helpers import StubSummarizer, asst, sys_, user
 from palimpsest.compaction.compressor import ContextCompressor
 from palimpsest.messages import call_arguments, content_text, tool_calls_of
 from palimpsest.summarizers import SummaryRequest
+from test_compaction_redact import PLANTED
 
 
 def planted_transcript() -> list[dict[str, Any]]:
@@ -33,7 +33,10 @@ def planted_transcript() -> list[dict[str, Any]]:
                     {
                         "id": f"c{i}",
                         "type": "function",
-                        "function": {"name": "terminal", "arguments": json.dumps({"command": f"echo '{text}'"})},
+                        "function": {
+                            "name": "terminal",
+                            "arguments": json.dumps({"command": f"echo '{text}'"}),
+                        },
                     }
                 ],
             }

@@ -11,7 +11,6 @@ from __future__ import annotations
 import copy
 
 from compaction_helpers import asst, call, sys_, tool, user
-
 from palimpsest.compaction.compressor import ContextCompressor
 from palimpsest.compaction.markers import COMPACTION_NOTE, SUMMARY_PREFIX
 from palimpsest.messages import validate_transcript

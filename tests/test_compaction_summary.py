@@ -5,7 +5,6 @@ from __future__ import annotations
 import re
 
 from compaction_helpers import asst, call, tool, user
-
 from palimpsest.compaction.summary import (
     HANDOFF_SECTIONS,
     MAX_SUMMARY_INPUT_CHARS,
@@ -45,8 +44,17 @@ def test_serialization_labels_and_truncation() -> None:
         user("please fix"),
         asst("looking", [call("c1", "terminal", command="pytest")]),
         tool("c1", "A" * 5_000 + "B" * 2_000),
-        {"role": "user", "content": [{"type": "text", "text": "see"}, {"type": "image_url", "image_url": {"url": "https://x/y.png"}}]},
-        {"role": "user", "content": [{"type": "image_url", "image_url": {"url": "data:image/png;base64,AAA"}}]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "text", "text": "see"},
+                {"type": "image_url", "image_url": {"url": "https://x/y.png"}},
+            ],
+        },
+        {
+            "role": "user",
+            "content": [{"type": "image_url", "image_url": {"url": "data:image/png;base64,AAA"}}],
+        },
     ]
     text = serialize_turns(turns)
     assert "[USER]: please fix" in text
@@ -76,7 +84,10 @@ def test_bounded_input_keeps_head_and_tail_and_states_the_omission() -> None:
     match = re.search(r"omitted ([\d,]+) chars from the middle", text)
     assert match is not None
     omitted = int(match.group(1).replace(",", ""))
-    marker = text[text.index("\n\n...[summary input truncated") : text.index("bounded]...\n\n") + len("bounded]...\n\n")]
+    marker = text[
+        text.index("\n\n...[summary input truncated") : text.index("bounded]...\n\n")
+        + len("bounded]...\n\n")
+    ]
     kept = len(text) - len(marker)
     # The stated count is exact up to the whitespace stripped at the cut.
     assert 0 <= full_len - kept - omitted <= 4
@@ -111,7 +122,13 @@ def test_update_prompt_and_focus() -> None:
 
 def test_classic_template() -> None:
     prompt = render_summary_prompt("x", budget=2_000, template="classic")
-    for heading in ("## Goal", "## Progress\n### Done", "### In Progress", "### Blocked", "## Next Steps"):
+    for heading in (
+        "## Goal",
+        "## Progress\n### Done",
+        "### In Progress",
+        "### Blocked",
+        "## Next Steps",
+    ):
         assert heading in prompt
     assert "## Active Task" not in prompt
     assert len(HANDOFF_SECTIONS) == 13

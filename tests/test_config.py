@@ -17,7 +17,9 @@ def test_defaults_are_the_seed_defaults() -> None:
     assert s.context.engine == "compressor"
 
 
-def test_home_and_config_path_follow_the_environment(isolated_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+def test_home_and_config_path_follow_the_environment(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
     assert home_dir() == isolated_home
     assert config_path() == isolated_home / "config.yaml"
     monkeypatch.setenv("PALIMPSEST_CONFIG", str(tmp_path / "c.yaml"))
@@ -26,7 +28,9 @@ def test_home_and_config_path_follow_the_environment(isolated_home: Path, monkey
 
 def test_yaml_file_is_read(isolated_home: Path) -> None:
     isolated_home.mkdir(parents=True)
-    (isolated_home / "config.yaml").write_text("compression:\n  threshold: 0.7\nmodel:\n  context_length: 32000\n")
+    (isolated_home / "config.yaml").write_text(
+        "compression:\n  threshold: 0.7\nmodel:\n  context_length: 32000\n"
+    )
     s = load_settings()
     assert s.compression.threshold == 0.7 and s.model.context_length == 32_000
 
@@ -47,7 +51,9 @@ def test_errors_name_the_key(data: dict, key: str) -> None:
 
 
 def test_target_ratio_is_clamped_not_rejected() -> None:
-    assert settings_from_dict({"compression": {"target_ratio": 0.05}}).compression.target_ratio == 0.10
+    assert (
+        settings_from_dict({"compression": {"target_ratio": 0.05}}).compression.target_ratio == 0.10
+    )
 
 
 def test_bad_files(tmp_path: Path) -> None:

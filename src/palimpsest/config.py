@@ -68,13 +68,13 @@ class CompressionSettings(_Section):
 
     enabled: bool = True
     """Automatic compression on or off for a host (the agent loop)."""
-    threshold: float = Field(0.50, gt=0.0, le=1.0)
+    threshold: float = Field(default=0.50, gt=0.0, le=1.0)
     """Compress when prompt tokens reach this fraction of the window (floor 64,000 tokens)."""
     target_ratio: float = 0.20
     """Tail budget as a fraction of the threshold; clamped to [0.10, 0.80]."""
-    protect_first_n: int = Field(3, ge=0)
+    protect_first_n: int = Field(default=3, ge=0)
     """Messages at the start always kept verbatim (system prompt + first exchange)."""
-    protect_last_n: int = Field(20, ge=1)
+    protect_last_n: int = Field(default=20, ge=1)
     """Recent messages never pruned, whatever the token budget says."""
     prune_style: Literal["summary", "placeholder"] = "summary"
     """Old tool results become informative one-liners, or the classic placeholder."""
@@ -103,7 +103,7 @@ class ModelSettings(_Section):
 
     name: str | None = None
     """Model spec, e.g. ``openai:gpt-4o-mini``."""
-    context_length: int | None = Field(None, gt=0)
+    context_length: int | None = Field(default=None, gt=0)
     """The model's window in tokens; wins over any detected value."""
     max_tokens: int | None = None
     """Explicit output cap, reserved out of the window before the threshold is computed."""
@@ -116,8 +116,8 @@ class AuxiliaryModelSettings(_Section):
 
     model: str | None = None
     provider: str | None = None
-    timeout: float | None = Field(None, gt=0)
-    context_length: int | None = Field(None, gt=0)
+    timeout: float | None = Field(default=None, gt=0)
+    context_length: int | None = Field(default=None, gt=0)
 
 
 class SessionSearchSettings(_Section):
@@ -156,10 +156,10 @@ class MemorySettings(_Section):
 class ModelPriceSettings(_Section):
     """One ``pricing.models`` entry: USD per million tokens (see docs/usage-and-costs.md)."""
 
-    input: float | None = Field(None, ge=0)
-    output: float | None = Field(None, ge=0)
-    cache_read: float | None = Field(None, ge=0)
-    cache_write: float | None = Field(None, ge=0)
+    input: float | None = Field(default=None, ge=0)
+    output: float | None = Field(default=None, ge=0)
+    cache_read: float | None = Field(default=None, ge=0)
+    cache_write: float | None = Field(default=None, ge=0)
     included: bool = False
 
 

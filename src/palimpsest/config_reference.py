@@ -55,7 +55,9 @@ def _section(model: type[BaseModel], prefix: str, out: list[str]) -> None:
             nested.append((f"{prefix}.{name}" if prefix else name, annotation))
             continue
         description = _md(field.description or "")
-        rows.append(f"| `{name}` | {_type_name(annotation)} | `{_default(field)}` | {description} |")
+        rows.append(
+            f"| `{name}` | {_type_name(annotation)} | `{_default(field)}` | {description} |"
+        )
     if rows:
         doc = _md((model.__doc__ or "").strip().split("\n")[0])
         out.append(f"### `{prefix}`\n")

@@ -15,7 +15,7 @@ import json
 import warnings
 from collections import OrderedDict
 from collections.abc import Iterable, Mapping, Sequence
-from json.encoder import encode_basestring  # type: ignore[attr-defined]
+from json.encoder import encode_basestring
 from typing import Any, Protocol, runtime_checkable
 
 from .messages.content import IMAGE_PART_TYPES, call_arguments, part_type, tool_calls_of

@@ -41,7 +41,9 @@ def _read_messages(source: str, fmt: str) -> list[dict[str, Any]]:
     return messages
 
 
-def _report_dict(stats: CompressionStats, compressor: ContextCompressor, elapsed: float, counter: str) -> dict[str, Any]:
+def _report_dict(
+    stats: CompressionStats, compressor: ContextCompressor, elapsed: float, counter: str
+) -> dict[str, Any]:
     return {
         "compressed": stats.compressed,
         "reason": stats.reason,
@@ -78,9 +80,7 @@ def _print_report(report: dict[str, Any], headline: str, note: str | None, count
     table.add_column("before", justify="right")
     table.add_column("after", justify="right")
     table.add_row("messages", f"{report['messages_before']:,}", f"{report['messages_after']:,}")
-    table.add_row(
-        f"tokens ({kind})", f"{report['tokens_before']:,}", f"{report['tokens_after']:,}"
-    )
+    table.add_row(f"tokens ({kind})", f"{report['tokens_before']:,}", f"{report['tokens_after']:,}")
     err_console.print(table)
     if report["compressed"]:
         err_console.print(
@@ -132,7 +132,8 @@ def compress_command(
         bool, typer.Option("--force", help="Compress even when under the threshold.")
     ] = False,
     config: Annotated[
-        Path | None, typer.Option("--config", help="Config file (default: $PALIMPSEST_HOME/config.yaml).")
+        Path | None,
+        typer.Option("--config", help="Config file (default: $PALIMPSEST_HOME/config.yaml)."),
     ] = None,
 ) -> None:
     """Compress a transcript: prune old tool output, summarize the middle, keep head and tail."""
@@ -153,7 +154,9 @@ def compress_command(
 
         started = time.perf_counter()
         if force or compressor.should_compress(before_tokens):
-            result = compressor.compress(messages, current_tokens=before_tokens, focus_topic=focus, force=force)
+            result = compressor.compress(
+                messages, current_tokens=before_tokens, focus_topic=focus, force=force
+            )
             stats = compressor.last_stats
         else:
             result = messages

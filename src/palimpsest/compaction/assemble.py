@@ -204,6 +204,7 @@ def _strip_calls(message: dict[str, Any], drop: set[str]) -> dict[str, Any]:
 
 def _join_contents(first: Any, second: Any) -> Any:
     if isinstance(first, list) or isinstance(second, list):
+
         def parts(c: Any) -> list[Any]:
             if isinstance(c, list):
                 return list(c)

@@ -110,7 +110,9 @@ def find_tail_cut(messages: Messages, head_end: int, budget: int) -> int:
         cut = max(last_user, head_end + 1)
 
     # The final visible reply stays where the user can see it (CC-51).
-    last_reply = _newest(messages, head_end, lambda m: _is_reply(m) and content_text(m.get("content")).strip())
+    last_reply = _newest(
+        messages, head_end, lambda m: _is_reply(m) and content_text(m.get("content")).strip()
+    )
     if last_reply is None:
         last_reply = _newest(messages, head_end, _is_reply)
     if last_reply is not None and last_reply < cut:

@@ -671,4 +671,3 @@ def _add_to_section(body: str, heading: str, note: str) -> str:
         if line.strip() == heading:
             return "\n".join([*lines[: i + 1], note, *lines[i + 1 :]])
     return f"{body.rstrip()}\n\n{heading}\n{note}"
-

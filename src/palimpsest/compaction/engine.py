@@ -112,9 +112,7 @@ class ContextEngine(ABC):
     def get_status(self) -> dict[str, Any]:
         """The standard status fields hosts display."""
         prompt = max(0, self.last_prompt_tokens)
-        usage_percent = (
-            min(100.0, prompt / self.context_length * 100) if self.context_length else 0
-        )
+        usage_percent = min(100.0, prompt / self.context_length * 100) if self.context_length else 0
         return {
             "last_prompt_tokens": prompt,
             "threshold_tokens": self.threshold_tokens,

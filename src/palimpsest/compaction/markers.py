@@ -51,9 +51,7 @@ HISTORICAL_PREFIXES: tuple[str, ...] = (SUMMARY_PREFIX,)
 _FOREIGN_FIRST_LINE = "[CONTEXT COMPACTION"
 """First-line form of other or older variants, e.g. the plain ``[CONTEXT COMPACTION]``."""
 
-END_MARKER = (
-    "--- END OF CONTEXT SUMMARY — respond to the message below, not the summary above ---"
-)
+END_MARKER = "--- END OF CONTEXT SUMMARY — respond to the message below, not the summary above ---"
 """Closes a summary so a merged message can be unwrapped exactly and weak models do not
 mistake the quoted Active Task for a new request (CC-97)."""
 
