@@ -36,6 +36,7 @@ from palimpsest.errors import (
 from palimpsest.providers import connect
 from palimpsest.providers.llamacpp import (
     LlamaCppModel,
+    chat_format_for,
     completion_from_dict,
     parse_llamacpp_overflow,
 )
@@ -71,8 +72,12 @@ class FakeLlama:
 
     instances: ClassVar[list[FakeLlama]] = []
 
+    metadata: ClassVar[dict[str, str]] = {"tokenizer.chat_template": "{{ messages }}"}
+
     def __init__(self, **kwargs: Any) -> None:
         self.kwargs = kwargs
+        self.chat_format = kwargs.get("chat_format")
+        self.chat_handler = None
         self.requests: list[dict[str, Any]] = []
         self.replies: list[Any] = [LLAMA_REPLY]
         FakeLlama.instances.append(self)
@@ -232,6 +237,29 @@ class TestUnit:
         assert fake_llama_cpp.instances[0].requests[0]["max_tokens"] == 5
 
     @pytest.mark.parametrize(
+        ("metadata", "chat_format", "expected"),
+        [
+            ({"general.architecture": "gemma3"}, None, "gemma"),
+            ({"general.architecture": "qwen2"}, None, "chatml"),
+            ({"general.architecture": "llama"}, None, None),  # llama-cpp-python decides
+            ({"general.architecture": "gemma3", "tokenizer.chat_template": "{{x}}"}, None, None),
+            ({"general.architecture": "gemma3"}, "chatml", "chatml"),  # explicit choice wins
+        ],
+    )
+    def test_chat_format_for_template_less_gguf(
+        self,
+        monkeypatch: pytest.MonkeyPatch,
+        fake_llama_cpp: type[FakeLlama],
+        gguf_file: Path,
+        metadata: dict[str, str],
+        chat_format: str | None,
+        expected: str | None,
+    ) -> None:
+        monkeypatch.setattr(fake_llama_cpp, "metadata", metadata)
+        model = LlamaCppModel(gguf_file, chat_format=chat_format)
+        assert model.llm.chat_format == expected
+
+    @pytest.mark.parametrize(
         ("text", "parsed"),
         [
             ("Requested tokens (5000) exceed context window of 4096", (5000, 4096)),
@@ -282,6 +310,7 @@ def _check_summary(body: str) -> None:
 
 
 @pytest.mark.llamacpp
+@pytest.mark.slow
 def test_real_model_summarizes_a_transcript(gguf_path: Path) -> None:
     from palimpsest.summarizers import LLMSummarizer
 
@@ -293,6 +322,7 @@ def test_real_model_summarizes_a_transcript(gguf_path: Path) -> None:
 
 
 @pytest.mark.llamacpp
+@pytest.mark.slow
 def test_real_model_reports_overflow(gguf_path: Path) -> None:
     model = LlamaCppModel(gguf_path, n_ctx=256, n_threads=2)
     with pytest.raises(ContextOverflowError) as err:
@@ -334,6 +364,12 @@ def llama_server(gguf_path: Path, tmp_path_factory: pytest.TempPathFactory) -> I
         "--n_threads",
         "2",
     ]
+    import llama_cpp
+
+    vocab = llama_cpp.Llama(model_path=str(gguf_path), vocab_only=True, verbose=False)
+    forced = chat_format_for(vocab.metadata)
+    if forced is not None:  # the server would fall back to llama-2 like the library does
+        cmd += ["--chat_format", forced]
     with log.open("wb") as out:
         proc = subprocess.Popen(cmd, stdout=out, stderr=subprocess.STDOUT)
     base = f"http://127.0.0.1:{port}/v1"
@@ -362,6 +398,7 @@ def llama_server(gguf_path: Path, tmp_path_factory: pytest.TempPathFactory) -> I
 
 
 @pytest.mark.llamacpp
+@pytest.mark.slow
 def test_llama_server_through_openai_backend(llama_server: str) -> None:
     from palimpsest.summarizers import LLMSummarizer
 

@@ -161,36 +161,56 @@ def _json_len(value: Any) -> tuple[int, int]:
     """``(chars, images)`` of ``json.dumps(value, ensure_ascii=False, default=str)``.
 
     Image parts are measured as their stub and counted separately (TK-05). Equal to the
-    length of the real serialization; a property test holds the two together.
+    length of the real serialization; a property test holds the two together. Dispatches
+    on exact types first because this runs over every message of long transcripts.
     """
-    if isinstance(value, str):
+    kind = type(value)
+    if kind is str:
         return _escaped_len(value), 0
+    if kind is dict:
+        return _mapping_len(value)
+    if kind is list or kind is tuple:
+        return _sequence_len(value)
     if value is None or value is True:
         return 4, 0
     if value is False:
         return 5, 0
+    if isinstance(value, str):
+        return _escaped_len(value), 0
     if isinstance(value, int):
         return len(int.__repr__(value)), 0
     if isinstance(value, float):
         return len(json.dumps(value)), 0
     if isinstance(value, list | tuple):
-        chars, images = 2 + 2 * max(0, len(value) - 1), 0
-        for item in value:
-            c, i = _json_len(item)
-            chars += c
-            images += i
-        return chars, images
+        return _sequence_len(value)
     if isinstance(value, Mapping):
-        if part_type(value) in IMAGE_PART_TYPES:
-            stub = {"type": value.get("type"), "image": _IMAGE_STUB}
-            return len(json.dumps(stub, ensure_ascii=False, default=str)), 1
-        chars, images = 2 + 2 * max(0, len(value) - 1), 0
-        for key, item in value.items():
-            c, i = _json_len(item)
-            chars += _escaped_len(key if isinstance(key, str) else str(key)) + 2 + c
-            images += i
-        return chars, images
+        return _mapping_len(value)
     return _escaped_len(str(value)), 0
+
+
+def _sequence_len(value: list[Any] | tuple[Any, ...]) -> tuple[int, int]:
+    chars, images = 2 + 2 * max(0, len(value) - 1), 0
+    for item in value:
+        c, i = _json_len(item)
+        chars += c
+        images += i
+    return chars, images
+
+
+def _mapping_len(value: Mapping[Any, Any], *, skip_internal: bool = False) -> tuple[int, int]:
+    if not skip_internal and part_type(value) in IMAGE_PART_TYPES:
+        stub = {"type": value.get("type"), "image": _IMAGE_STUB}
+        return len(json.dumps(stub, ensure_ascii=False, default=str)), 1
+    chars, images, count = 2, 0, 0
+    for key, item in value.items():
+        name = key if type(key) is str else str(key)
+        if skip_internal and name.startswith("_"):
+            continue
+        c, i = _json_len(item)
+        chars += _escaped_len(name) + 2 + c
+        images += i
+        count += 1
+    return chars + 2 * max(0, count - 1), images
 
 
 def message_chars(message: Mapping[str, Any]) -> tuple[int, int]:
@@ -198,8 +218,7 @@ def message_chars(message: Mapping[str, Any]) -> tuple[int, int]:
 
     Internal ``_`` keys are left out because they never reach a provider.
     """
-    visible = {k: v for k, v in message.items() if not str(k).startswith("_")}
-    return _json_len(visible)
+    return _mapping_len(message, skip_internal=True)
 
 
 def estimate_messages_tokens_rough(messages: Iterable[Mapping[str, Any]]) -> int:

@@ -53,7 +53,7 @@ def _when(epoch: Any) -> str:
     from datetime import datetime
 
     try:
-        return datetime.fromtimestamp(float(epoch)).strftime("%Y-%m-%d %H:%M")
+        return datetime.fromtimestamp(float(epoch)).strftime("%Y-%m-%d")
     except (TypeError, ValueError, OverflowError, OSError):
         return ""
 
@@ -107,16 +107,13 @@ def search_command(
     if not hits:
         err_console.print(f"No messages match {query!r}.")
         return
-    table = Table("session", "title", "role", "when")
-    table.add_column("snippet", overflow="fold")
+    table = Table("session", "role", "when")
+    table.add_column("snippet", overflow="fold", ratio=1)
     for hit in hits:
         snippet = " ".join(str(hit["snippet"]).split())
-        table.add_row(
-            str(hit["session_id"]),
-            str(hit.get("session_title") or ""),
-            str(hit["role"]),
-            _when(hit["timestamp"]),
-            _highlight(snippet),
-        )
+        session = Text(str(hit["session_id"]), no_wrap=True)
+        if hit.get("session_title"):
+            session.append("\n" + str(hit["session_title"])[:22], style="dim")
+        table.add_row(session, str(hit["role"]), _when(hit["timestamp"]), _highlight(snippet))
     console.print(table)
     err_console.print(f"{len(hits)} hits ({plan.route})")

@@ -32,13 +32,38 @@ from ..usage import normalize_usage
 from .base import Completion
 from .overflow import CONTEXT_OVERFLOW, classify_error, exception_for
 
-__all__ = ["PROVIDER", "LlamaCppModel", "parse_llamacpp_overflow"]
+__all__ = [
+    "ARCH_CHAT_FORMATS",
+    "PROVIDER",
+    "LlamaCppModel",
+    "chat_format_for",
+    "parse_llamacpp_overflow",
+]
 
 PROVIDER = "llamacpp"
 
 _OVERFLOW = re.compile(r"requested tokens \((\d+)\) exceed context window of (\d+)", re.IGNORECASE)
 _IGNORED_OPTIONS = frozenset({"timeout", "extra_headers", "extra_body", "stream"})
 """Request options other backends take that have no meaning for an in-process model."""
+
+ARCH_CHAT_FORMATS: dict[str, str] = {
+    "gemma": "gemma",
+    "gemma2": "gemma",
+    "gemma3": "gemma",
+    "qwen2": "chatml",
+    "qwen3": "chatml",
+}
+"""llama-cpp-python's chat format for a GGUF that ships no chat template, by architecture.
+
+Without a ``tokenizer.chat_template`` in the file, llama-cpp-python falls back to the
+``llama-2`` format, which garbles every other model family's turns."""
+
+
+def chat_format_for(metadata: Mapping[str, Any]) -> str | None:
+    """The chat format to force for a GGUF, or ``None`` when its own template should be used."""
+    if metadata.get("tokenizer.chat_template"):
+        return None
+    return ARCH_CHAT_FORMATS.get(str(metadata.get("general.architecture") or "").lower())
 
 
 def parse_llamacpp_overflow(message: str) -> tuple[int, int] | None:
@@ -126,7 +151,7 @@ class LlamaCppModel:
             if self.chat_format is not None:
                 kwargs["chat_format"] = self.chat_format
             try:
-                self._llm = self._llama_cpp.Llama(
+                llm = self._llama_cpp.Llama(
                     model_path=str(self.model_path), n_ctx=self.n_ctx, **kwargs
                 )
             except (ValueError, RuntimeError, OSError) as exc:
@@ -135,6 +160,12 @@ class LlamaCppModel:
                     provider=PROVIDER,
                     model=self.model,
                 ) from exc
+            if self.chat_format is None:
+                forced = chat_format_for(getattr(llm, "metadata", None) or {})
+                if forced is not None:
+                    llm.chat_format = forced
+                    llm.chat_handler = None
+            self._llm = llm
         return self._llm
 
     def build_request(

@@ -31,6 +31,7 @@ from .fts_sanitize import (
 )
 
 __all__ = [
+    "CJK_RANGES",
     "MAX_QUERY_CHARS",
     "RANK_WINDOW",
     "SEARCH_COLUMNS",
@@ -83,7 +84,9 @@ matches than this) are ranked exactly. For recall over one user's history, recen
 the tie-breaker worth having."""
 
 # SS-52 detection ranges: CJK ideographs (+ extension A/B), CJK punctuation, kana, hangul.
-_CJK_RANGES = (
+# The schema builds the trigram triggers' GLOB class from this same tuple, so a query the
+# router sends to the trigram index and the rows that index holds agree on what "CJK" is.
+CJK_RANGES: tuple[tuple[int, int], ...] = (
     (0x4E00, 0x9FFF),
     (0x3400, 0x4DBF),
     (0x20000, 0x2A6DF),
@@ -97,7 +100,7 @@ _CJK_RANGES = (
 def is_cjk(char: str) -> bool:
     """True for a character in one of the SS-52 CJK ranges."""
     code = ord(char)
-    return any(lo <= code <= hi for lo, hi in _CJK_RANGES)
+    return any(lo <= code <= hi for lo, hi in CJK_RANGES)
 
 
 def cjk_count(text: str) -> int:

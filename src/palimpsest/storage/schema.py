@@ -10,12 +10,19 @@ re-checks inside its own ``BEGIN IMMEDIATE``).
 The full-text layer (spec SS-06, SS-07, SS-11) is two FTS5 tables, ``messages_fts``
 (unicode61) and ``messages_fts_trigram``, each with the single column ``content`` and
 ``rowid = messages.id``, kept current by triggers over the indexed text
-``content || ' ' || tool_name || ' ' || tool_calls``. Two layouts exist:
+``content || ' ' || tool_name || ' ' || tool_calls``. ``messages_fts`` holds every
+message; ``messages_fts_trigram`` only those whose indexed text contains a CJK character
+(:data:`CJK_GLOB`, built from the router's own :data:`~.fts_query.CJK_RANGES`). The
+router sends a query to the trigram index only when it has 3+ CJK characters, so a
+Latin-only row could match there only through a mixed ``OR``; in exchange the trigram
+index -- about one token per character, most of the insert cost and of the file --
+shrinks to the few rows that need it. Two layouts exist:
 
 * ``inline`` (the seed default): each FTS table stores its own copy of the text;
-* ``external``: both tables read the text from the view ``messages_fts_src`` (columns
-  ``id`` and ``content``), so message text is stored once; triggers feed FTS5's
-  ``'delete'`` command with the old text.
+* ``external``: the tables read the text from the views ``messages_fts_src`` (every
+  message) and ``messages_fts_trigram_src`` (the CJK ones), so message text is stored
+  once; triggers feed FTS5's ``'delete'`` command with the old text, and only for rows
+  the index holds (a ``'delete'`` of text that was never indexed corrupts the index).
 
 Switching layout, or finding the trigram table missing on a build that supports it,
 drops the FTS tables and triggers, recreates them and backfills from ``messages``
@@ -34,10 +41,13 @@ import apsw
 
 from ..errors import StorageError
 from .db import Database
+from .fts_query import CJK_RANGES
 
 __all__ = [
+    "CJK_GLOB",
     "FTS_LAYOUTS",
     "INDEXED_TEXT",
+    "IS_CJK_ROW",
     "MIGRATIONS",
     "FtsLayout",
     "applied_migrations",
@@ -78,6 +88,20 @@ def _indexed_text(row: str) -> str:
 
 #: The indexed text of a ``messages`` row aliased ``m`` (the same expression the triggers use).
 INDEXED_TEXT = _indexed_text("m")
+
+#: GLOB pattern matching text with at least one character in :data:`CJK_RANGES`. SQLite's
+#: GLOB compares ``[a-b]`` ranges by code point, so this is exactly ``cjk_count(text) > 0``
+#: (for text without NUL characters, where GLOB stops).
+CJK_GLOB = "*[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in CJK_RANGES) + "]*"
+_CJK_GLOB_SQL = "'" + CJK_GLOB.replace("'", "''") + "'"
+
+
+def _is_cjk(row: str) -> str:
+    return f"(({_indexed_text(row)}) GLOB {_CJK_GLOB_SQL})"
+
+
+#: SQL condition: the ``messages`` row aliased ``m`` belongs in the trigram index.
+IS_CJK_ROW = _is_cjk("m")
 
 
 # -- bookkeeping tables ---------------------------------------------------------------
@@ -148,73 +172,87 @@ def fts_support(con: apsw.Connection) -> tuple[bool, bool]:
     return has_fts5, has_trigram
 
 
-_FTS_TABLES = {"messages_fts": "", "messages_fts_trigram": ", tokenize='trigram'"}
+WORD_TABLE = "messages_fts"
+TRIGRAM_TABLE = "messages_fts_trigram"
+_SOURCE_VIEWS = {WORD_TABLE: "messages_fts_src", TRIGRAM_TABLE: "messages_fts_trigram_src"}
 
 
-def _drop_fts(con: apsw.Connection) -> None:
-    for table in _FTS_TABLES:
-        for event in ("insert", "delete", "update"):
-            con.execute(f"DROP TRIGGER IF EXISTS {table}_{event}")
-        con.execute(f"DROP TABLE IF EXISTS {table}")
-    con.execute("DROP VIEW IF EXISTS messages_fts_src")
+def _drop_index(con: apsw.Connection, table: str) -> None:
+    for event in ("insert", "delete", "update"):
+        con.execute(f"DROP TRIGGER IF EXISTS {table}_{event}")
+    con.execute(f"DROP TABLE IF EXISTS {table}")
+    con.execute(f"DROP VIEW IF EXISTS {_SOURCE_VIEWS[table]}")
 
 
-def _create_inline(con: apsw.Connection, table: str, options: str) -> None:
+def _create_index(con: apsw.Connection, table: str, layout: FtsLayout) -> None:
+    """One FTS table in ``layout``, its three triggers, and the backfill from ``messages``.
+
+    The trigram table only ever sees CJK rows: its insert trigger fires for CJK text, its
+    update trigger removes the old entry only if the old text was CJK and adds the new one
+    only if the new text is, its delete trigger fires only for CJK text. So the index holds
+    exactly the rows ``IS_CJK_ROW`` selects, which the external layout's ``'delete'``
+    command relies on: it must be given only rows the index holds, with their indexed text.
+    """
+    cjk_only = table == TRIGRAM_TABLE
+    tokenize = ", tokenize='trigram'" if cjk_only else ""
     new, old = _indexed_text("new"), _indexed_text("old")
-    con.execute(
-        f"CREATE VIRTUAL TABLE {table} USING fts5(content{options});"
-        f"CREATE TRIGGER {table}_insert AFTER INSERT ON messages BEGIN"
-        f" INSERT INTO {table} (rowid, content) VALUES (new.id, {new}); END;"
-        f"CREATE TRIGGER {table}_delete AFTER DELETE ON messages BEGIN"
-        f" DELETE FROM {table} WHERE rowid = old.id; END;"
-        f"CREATE TRIGGER {table}_update AFTER UPDATE ON messages"
-        f" WHEN ({old}) IS NOT ({new}) BEGIN"
-        f" DELETE FROM {table} WHERE rowid = old.id;"
-        f" INSERT INTO {table} (rowid, content) VALUES (new.id, {new}); END;"
-    )
-    con.execute(
-        f"INSERT INTO {table} (rowid, content) SELECT m.id, {INDEXED_TEXT} FROM messages AS m"
-    )
-
-
-def _create_external(con: apsw.Connection, table: str, options: str) -> None:
-    new, old = _indexed_text("new"), _indexed_text("old")
-    con.execute(
-        f"CREATE VIRTUAL TABLE {table} USING fts5(content,"
-        f" content='messages_fts_src', content_rowid='id'{options});"
-        f"CREATE TRIGGER {table}_insert AFTER INSERT ON messages BEGIN"
-        f" INSERT INTO {table} (rowid, content) VALUES (new.id, {new}); END;"
+    if layout == "external":
+        view = _SOURCE_VIEWS[table]
+        where = f" WHERE {IS_CJK_ROW}" if cjk_only else ""
+        con.execute(
+            f"CREATE VIEW {view} AS SELECT m.id AS id, {INDEXED_TEXT} AS content"
+            f" FROM messages AS m{where}"
+        )
+        con.execute(
+            f"CREATE VIRTUAL TABLE {table} USING fts5(content,"
+            f" content='{view}', content_rowid='id'{tokenize})"
+        )
         # External content: FTS5 must be told the exact old text to remove its tokens.
-        f"CREATE TRIGGER {table}_delete AFTER DELETE ON messages BEGIN"
-        f" INSERT INTO {table} ({table}, rowid, content) VALUES ('delete', old.id, {old});"
-        " END;"
+        remove = f"INSERT INTO {table} ({table}, rowid, content) SELECT 'delete', old.id, {old}"
+        remove_if_cjk = f"{remove} WHERE {_is_cjk('old')}"
+    else:
+        con.execute(f"CREATE VIRTUAL TABLE {table} USING fts5(content{tokenize})")
+        remove = f"DELETE FROM {table} WHERE rowid = old.id"
+        remove_if_cjk = f"{remove} AND {_is_cjk('old')}"
+    add = f"INSERT INTO {table} (rowid, content) SELECT new.id, {new}"
+    add_if_cjk = f"{add} WHERE {_is_cjk('new')}"
+    if cjk_only:
+        on_insert = f" WHEN {_is_cjk('new')} BEGIN {add}; END"
+        on_delete = f" WHEN {_is_cjk('old')} BEGIN {remove}; END"
+        on_update = f" BEGIN {remove_if_cjk}; {add_if_cjk}; END"
+    else:
+        on_insert, on_delete = f" BEGIN {add}; END", f" BEGIN {remove}; END"
+        on_update = f" BEGIN {remove}; {add}; END"
+    con.execute(
+        f"CREATE TRIGGER {table}_insert AFTER INSERT ON messages{on_insert};"
+        f"CREATE TRIGGER {table}_delete AFTER DELETE ON messages{on_delete};"
         f"CREATE TRIGGER {table}_update AFTER UPDATE ON messages"
-        f" WHEN ({old}) IS NOT ({new}) BEGIN"
-        f" INSERT INTO {table} ({table}, rowid, content) VALUES ('delete', old.id, {old});"
-        f" INSERT INTO {table} (rowid, content) VALUES (new.id, {new}); END;"
+        f" WHEN ({old}) IS NOT ({new}){on_update};"
     )
-    con.execute(f"INSERT INTO {table} ({table}) VALUES ('rebuild')")
+    if layout == "external":
+        con.execute(f"INSERT INTO {table} ({table}) VALUES ('rebuild')")
+    else:
+        where = f" WHERE {IS_CJK_ROW}" if cjk_only else ""
+        con.execute(
+            f"INSERT INTO {table} (rowid, content)"
+            f" SELECT m.id, {INDEXED_TEXT} FROM messages AS m{where}"
+        )
 
 
 def install_fts(con: apsw.Connection, layout: FtsLayout, *, with_trigram: bool) -> None:
-    """(Re)create both FTS tables and their six triggers in ``layout``, then backfill.
+    """(Re)create both FTS tables and their six triggers in ``layout``, then backfill
+    (the trigram table with the CJK rows only).
 
     Runs inside the caller's transaction. Existing FTS tables, triggers and the source
     view are dropped first, so this is also the repair for a damaged index.
     """
     if layout not in FTS_LAYOUTS:
         raise ValueError(f"unknown FTS layout {layout!r}; expected one of {FTS_LAYOUTS}")
-    _drop_fts(con)
-    if layout == "external":
-        con.execute(
-            "CREATE VIEW messages_fts_src AS"
-            f" SELECT m.id AS id, {INDEXED_TEXT} AS content FROM messages AS m"
-        )
-    create = _create_external if layout == "external" else _create_inline
-    for table, options in _FTS_TABLES.items():
-        if table == "messages_fts_trigram" and not with_trigram:
-            continue
-        create(con, table, options)
+    for table in (WORD_TABLE, TRIGRAM_TABLE):
+        _drop_index(con, table)
+    _create_index(con, WORD_TABLE, layout)
+    if with_trigram:
+        _create_index(con, TRIGRAM_TABLE, layout)
     set_meta(con, "fts_layout", layout)
 
 
@@ -266,8 +304,8 @@ def open_schema(db: Database, wanted: FtsLayout | None = None) -> tuple[bool, bo
     def ensure_fts(con: apsw.Connection) -> None:
         current = get_meta(con, "fts_layout")
         layout: FtsLayout = wanted or ("external" if current == "external" else DEFAULT_FTS_LAYOUT)
-        missing = not table_exists(con, "messages_fts") or (
-            has_trigram and not table_exists(con, "messages_fts_trigram")
+        missing = not table_exists(con, WORD_TABLE) or (
+            has_trigram and not table_exists(con, TRIGRAM_TABLE)
         )
         if missing or current != layout:
             install_fts(con, layout, with_trigram=has_trigram)
@@ -387,3 +425,20 @@ def m004_message_round_trip(con: apsw.Connection) -> None:
         ALTER TABLE messages ADD COLUMN extra TEXT;
         """
     )
+
+
+@migration
+def m005_trigram_cjk_only(con: apsw.Connection) -> None:
+    """Keep only CJK rows in the trigram index; replace its triggers accordingly.
+
+    Before this, every message went into ``messages_fts_trigram``: about one token per
+    character, the bulk of the insert cost and of the file, for an index that only
+    queries with 3+ CJK characters ever reach. The trigram table is dropped and rebuilt
+    from the CJK rows in the file's layout; ``messages`` and ``messages_fts`` are not
+    touched. The freed pages stay in the file until ``VACUUM``.
+    """
+    if not table_exists(con, TRIGRAM_TABLE) or not fts_support(con)[1]:
+        return  # open_schema creates the index (already CJK-only) once the build has trigram
+    layout: FtsLayout = "external" if get_meta(con, "fts_layout") == "external" else "inline"
+    _drop_index(con, TRIGRAM_TABLE)
+    _create_index(con, TRIGRAM_TABLE, layout)

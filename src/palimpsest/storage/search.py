@@ -356,6 +356,9 @@ class SessionSearch:
             text = redact(format_conversation(store.get_messages(pick.session["id"])))
             pick.window = truncate_around_matches(text, query, self.window_chars)
             start, end = match_window(text, query, self.preview_chars)
+            if start > 0:  # begin at a word, not mid-word (the match is 25% further in)
+                space = text.find(" ", start, start + 40)
+                start = space + 1 if space != -1 else start
             pick.preview = text[start:end]
         self._summarize(query, chosen)
         results = [self._result(pick) for pick in chosen]
