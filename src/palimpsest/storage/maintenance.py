@@ -6,8 +6,10 @@
 * ``PRAGMA foreign_key_check``: rows pointing at sessions that no longer exist;
 * the FTS5 ``integrity-check`` command on both indexes: a damaged or stale shadow table
   (for the external layout this also compares the index with ``messages``);
-* one indexed document per message in each index, and each session's ``message_count``
-  equal to its stored rows: a write path that bypassed the triggers or the counters.
+* one indexed document per message in the word index, and one per CJK message
+  (:data:`~.schema.IS_CJK_ROW`) in the trigram index, and each session's
+  ``message_count`` equal to its stored rows: a write path that bypassed the triggers or
+  the counters.
 
 The repair for index problems is :meth:`SessionStore.rebuild_fts`; the rows themselves
 are never touched.
@@ -17,6 +19,8 @@ from __future__ import annotations
 
 import apsw
 
+from .schema import IS_CJK_ROW, TRIGRAM_TABLE, WORD_TABLE
+
 __all__ = ["verify"]
 
 
@@ -25,7 +29,7 @@ def _scalar(con: apsw.Connection, sql: str) -> object:
     return found[0][0] if found else None
 
 
-def _fts_problems(con: apsw.Connection, table: str) -> list[str]:
+def _fts_problems(con: apsw.Connection, table: str, *, cjk_only: bool = False) -> list[str]:
     exists = con.execute("SELECT 1 FROM sqlite_master WHERE name = ?", (table,)).fetchall()
     if not exists:
         return [f"{table}: the full-text table is missing (run verify --repair)"]
@@ -37,9 +41,14 @@ def _fts_problems(con: apsw.Connection, table: str) -> list[str]:
     except apsw.Error as exc:
         problems.append(f"{table}: FTS5 integrity-check failed: {exc}")
     indexed = _scalar(con, f"SELECT count(*) FROM {table}_docsize")
-    stored = _scalar(con, "SELECT count(*) FROM messages")
+    if cjk_only:
+        stored = _scalar(con, f"SELECT count(*) FROM messages AS m WHERE {IS_CJK_ROW}")
+        kind = "messages with CJK text"
+    else:
+        stored = _scalar(con, "SELECT count(*) FROM messages")
+        kind = "messages"
     if indexed != stored:
-        problems.append(f"{table}: {indexed} indexed documents for {stored} messages")
+        problems.append(f"{table}: {indexed} indexed documents for {stored} {kind}")
     return problems
 
 
@@ -53,9 +62,9 @@ def verify(con: apsw.Connection, *, has_fts5: bool = True, has_trigram: bool = T
     for table, rowid, parent, _ in con.execute("PRAGMA foreign_key_check"):
         problems.append(f"{table} row {rowid} points at a missing {parent} row")
     if has_fts5:
-        problems += _fts_problems(con, "messages_fts")
+        problems += _fts_problems(con, WORD_TABLE)
         if has_trigram:
-            problems += _fts_problems(con, "messages_fts_trigram")
+            problems += _fts_problems(con, TRIGRAM_TABLE, cjk_only=True)
     for sid, stored, counted in con.execute(
         "SELECT s.id, COALESCE(s.message_count, 0), count(m.id) FROM sessions AS s"
         " LEFT JOIN messages AS m ON m.session_id = s.id GROUP BY s.id"

@@ -49,6 +49,8 @@ __all__ = [
     "INDEXED_TEXT",
     "IS_CJK_ROW",
     "MIGRATIONS",
+    "TRIGRAM_TABLE",
+    "WORD_TABLE",
     "FtsLayout",
     "applied_migrations",
     "fts_support",
@@ -214,8 +216,8 @@ def _create_index(con: apsw.Connection, table: str, layout: FtsLayout) -> None:
         con.execute(f"CREATE VIRTUAL TABLE {table} USING fts5(content{tokenize})")
         remove = f"DELETE FROM {table} WHERE rowid = old.id"
         remove_if_cjk = f"{remove} AND {_is_cjk('old')}"
-    add = f"INSERT INTO {table} (rowid, content) SELECT new.id, {new}"
-    add_if_cjk = f"{add} WHERE {_is_cjk('new')}"
+    add = f"INSERT INTO {table} (rowid, content) VALUES (new.id, {new})"
+    add_if_cjk = f"INSERT INTO {table} (rowid, content) SELECT new.id, {new} WHERE {_is_cjk('new')}"
     if cjk_only:
         on_insert = f" WHEN {_is_cjk('new')} BEGIN {add}; END"
         on_delete = f" WHEN {_is_cjk('old')} BEGIN {remove}; END"
