@@ -139,20 +139,22 @@ def test_every_kind_of_change_keeps_both_indexes_exact(layout: str) -> None:
     assert search_ids(con, "walrus", "fts") == set()
 
 
-@pytest.mark.parametrize("layout", LAYOUTS)
-def test_integrity_check_catches_a_delete_of_a_row_the_index_never_held(layout: str) -> None:
-    # The failure the guarded triggers prevent, made on purpose: this is what
-    # check_indexes would report if a trigger fed FTS5 a non-CJK row.
-    con = fresh(layout)
-    latin = insert(con, "deploy the walrus service")
-    insert(con, "我们讨论了数据库迁移方案")
-    con.execute(
-        f"INSERT INTO {TRIGRAM_TABLE} ({TRIGRAM_TABLE}, rowid, content)"
-        " VALUES ('delete', ?, 'deploy the walrus service  ')",
-        (latin,),
+def test_a_delete_command_for_a_row_the_index_never_held_is_what_the_guards_prevent() -> None:
+    # Made on purpose, to show what an unguarded external-layout trigger would do with a
+    # Latin row: fail the user's statement, or corrupt the index silently.
+    con = fresh("external")
+    shared = insert(con, "deploy the walrus")  # shares trigrams with the CJK row below
+    unrelated = insert(con, "zebra quokka")
+    insert(con, "我们讨论了数据库迁移方案 deploy")
+    delete = (
+        f"INSERT INTO {TRIGRAM_TABLE} ({TRIGRAM_TABLE}, rowid, content) VALUES ('delete', ?, ?)"
     )
-    con.execute("UPDATE sessions SET message_count = 2")
-    assert verify(con) != []
+    with pytest.raises(apsw.CorruptError):
+        con.execute(delete, (shared, "deploy the walrus  "))
+    con.execute("UPDATE sessions SET message_count = 3")
+    assert verify(con) == []
+    con.execute(delete, (unrelated, "zebra quokka  "))  # accepted without a word...
+    assert any("integrity-check failed" in p for p in verify(con))  # ...and caught here
 
 
 def test_verify_counts_only_cjk_rows_for_the_trigram_index(tmp_path: Path) -> None:
