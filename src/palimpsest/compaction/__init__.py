@@ -1,6 +1,6 @@
 """Context engines and the default compressor."""
 
-from .compressor import CompressionStats, ContextCompressor
+from .compressor import ContextCompressor
 from .engine import ContextEngine, available_engines, load_engine
 from .feedback import summarize_manual_compression
 from .markers import (
@@ -11,6 +11,7 @@ from .markers import (
 )
 from .prune import PruneResult, prune_tool_results
 from .redact import REDACTED, redact, redact_value
+from .stats import CompressionStats
 
 __all__ = [
     "LEGACY_SUMMARY_PREFIX",

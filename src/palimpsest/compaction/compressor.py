@@ -10,10 +10,8 @@ hammering a failing summary model.
 from __future__ import annotations
 
 import logging
-import re
 import time
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..config import Settings
@@ -22,74 +20,31 @@ from ..summarizers.base import Summarizer, SummaryRequest, SupportsCooldown
 from ..tokens import MessageSizer, RoughCounter, TokenCounter
 from .assemble import assemble, sanitize_tool_pairs
 from .boundaries import MIN_TAIL_MESSAGES, align_forward, find_tail_cut
-from .engine import ContextEngine
+from .fallback import rule_based_fallback, static_fallback
 from .markers import (
-    SUMMARY_FLAG,
-    SUMMARY_USER_TURN_FLAG,
     is_compaction_summary_message,
     is_real_user_message,
-    split_summary_content,
-    strip_summary_prefix,
+    split_earlier_summaries,
     with_summary_prefix,
 )
 from .memory_context import memory_context_block
 from .prune import prune_tool_results
 from .redact import redact
-from .summary import compute_summary_budget, render_summary_prompt, serialize_turns
-from .thresholds import compute_thresholds
+from .stats import CompressionStats
+from .summary import (
+    clean_summary_reply,
+    compute_summary_budget,
+    render_summary_prompt,
+    serialize_turns,
+)
+from .trigger import SUMMARY_FAILURE_COOLDOWN, CompactionTrigger
 
 __all__ = ["CompressionStats", "ContextCompressor"]
 
 logger = logging.getLogger("palimpsest.compaction")
 
-INEFFECTIVE_SAVINGS_PCT = 10.0
-"""A compaction saving less than this share of tokens counts as ineffective (CC-17)."""
 
-MAX_INEFFECTIVE = 2
-"""This many ineffective compactions in a row block automatic ones (CC-17, CC-23)."""
-
-SUMMARY_FAILURE_COOLDOWN = 60.0
-"""Seconds without summary calls after a summarizer without its own cooldown fails (CC-82)."""
-
-PRESSURE_WARNING_RATIO = 0.85
-AWAITING_REAL_USAGE = -1
-"""``last_prompt_tokens`` after a compaction, until the provider reports the new size (CC-20)."""
-
-_THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>\s*", re.DOTALL | re.IGNORECASE)
-
-
-@dataclass
-class CompressionStats:
-    """What the last ``compress`` call did, for reports and user feedback."""
-
-    before_messages: int = 0
-    after_messages: int = 0
-    before_tokens: int = 0
-    after_tokens: int = 0
-    pruned_count: int = 0
-    shrunk_calls: int = 0
-    head_messages: int = 0
-    middle_messages: int = 0
-    tail_messages: int = 0
-    summary_tokens: int = 0
-    summary_budget: int = 0
-    summary_role: str | None = None
-    summary_merged: bool = False
-    fallback_used: bool = False
-    removed_orphan_results: int = 0
-    stubbed_calls: int = 0
-    compressed: bool = False
-    reason: str | None = None
-    extra: dict[str, Any] = field(default_factory=dict)
-
-    @property
-    def savings_pct(self) -> float:
-        if not self.before_tokens:
-            return 0.0
-        return (self.before_tokens - self.after_tokens) / self.before_tokens * 100
-
-
-class ContextCompressor(ContextEngine):
+class ContextCompressor(CompactionTrigger):
     """The default engine: summarize the middle of a conversation, keep head and tail.
 
     ``summarizer`` defaults to :class:`ExtractiveSummarizer` (deterministic, offline). Any
@@ -194,31 +149,11 @@ class ContextCompressor(ContextEngine):
     def name(self) -> str:
         return "compressor"
 
-    def _recompute_thresholds(self) -> None:
-        t = compute_thresholds(
-            self.context_length,
-            self.threshold_percent,
-            self.summary_target_ratio,
-            max_tokens=self.max_tokens,
-            threshold_cap=self.threshold_tokens_cap,
-        )
-        self.threshold_tokens = t.threshold_tokens
-        self.tail_token_budget = t.tail_token_budget
-        self.max_summary_tokens = t.max_summary_tokens
-
     def _reset_session_state(self) -> None:
         """Forget everything that belongs to one conversation (CE-10)."""
-        self.last_prompt_tokens = 0
-        self.last_completion_tokens = 0
-        self.last_total_tokens = 0
+        self._reset_trigger_state()
         self.compression_count = 0
         self.previous_summary: str | None = None
-        self.ineffective_compression_count = 0
-        self.fallback_streak = 0
-        self.summary_failure_cooldown_until = 0.0
-        self.summary_failure_error: str | None = None
-        self.awaiting_real_usage = False
-        self.pressure_warning_active = False
         self.last_stats = CompressionStats()
         self._sizer: MessageSizer | None = None
         self._reset_call_fields()
@@ -229,92 +164,6 @@ class ContextCompressor(ContextEngine):
         self.last_summary_error: str | None = None
         self.last_compress_refused_would_grow = False
 
-    def update_model(
-        self,
-        model: str,
-        context_length: int,
-        base_url: str = "",
-        api_key: str = "",
-        provider: str = "",
-        api_mode: str = "",
-        max_tokens: int | None = None,
-    ) -> None:
-        """Adopt a new model's window; a new model also gets a clean failure record (CC-12, CC-13)."""
-        changed = model != self.model
-        self.model = model
-        self.context_length = context_length
-        if max_tokens is not None:
-            self.max_tokens = max_tokens
-        self._recompute_thresholds()
-        self.last_prompt_tokens = 0
-        self.last_completion_tokens = 0
-        self.last_total_tokens = 0
-        self.awaiting_real_usage = False
-        self.ineffective_compression_count = 0
-        if changed:
-            self.fallback_streak = 0
-            self._clear_cooldown()
-
-    # -- usage and the trigger -----------------------------------------------------------
-
-    def update_from_response(self, usage: dict[str, Any]) -> None:
-        """Record normalized usage; missing fields count as 0 (CC-14)."""
-        prompt = int(usage.get("prompt_tokens", 0) or 0)
-        completion = int(usage.get("completion_tokens", 0) or 0)
-        self.last_prompt_tokens = prompt
-        self.last_completion_tokens = completion
-        self.last_total_tokens = int(usage.get("total_tokens", prompt + completion) or 0)
-        self.awaiting_real_usage = False
-        if prompt < self.threshold_tokens:
-            self.ineffective_compression_count = 0  # CC-21: real usage fits again
-
-    def cooldown_remaining(self) -> float:
-        """Seconds until summaries may be attempted again (own or the summarizer's)."""
-        own = max(0.0, self.summary_failure_cooldown_until - self._clock())
-        theirs = 0.0
-        if isinstance(self.summarizer, SupportsCooldown):
-            theirs = max(0.0, float(self.summarizer.cooldown_remaining()))
-        return max(own, theirs)
-
-    def _clear_cooldown(self) -> None:
-        self.summary_failure_cooldown_until = 0.0
-        self.summary_failure_error = None
-        if isinstance(self.summarizer, SupportsCooldown):
-            self.summarizer.reset_cooldown()
-
-    def should_compress_info(self, prompt_tokens: int | None = None) -> tuple[bool, str | None]:
-        """``(fire, reason_blocked)``: reason is ``cooldown:<s>`` or ``ineffective`` (CC-18)."""
-        if prompt_tokens is None:
-            if self.awaiting_real_usage:
-                return False, None
-            tokens = self.last_prompt_tokens
-        else:
-            tokens = prompt_tokens
-        if tokens < self.threshold_tokens:
-            return False, None
-        remaining = self.cooldown_remaining()
-        if remaining > 0:
-            return False, f"cooldown:{int(remaining)}"
-        if (
-            self.ineffective_compression_count >= MAX_INEFFECTIVE
-            or self.fallback_streak >= MAX_INEFFECTIVE
-        ):
-            if not self.quiet_mode:
-                logger.warning(
-                    "Compression skipped: the last %d compressions each saved less than "
-                    "10%%. Consider /new to start a fresh session, or /compress <topic> "
-                    "for a focused compression.",
-                    self.ineffective_compression_count,
-                )
-            return False, "ineffective"
-        return True, None
-
-    def should_compress(self, prompt_tokens: int | None = None) -> bool:
-        return self.should_compress_info(prompt_tokens)[0]
-
-    def should_compress_preflight(self, messages: list[dict[str, Any]]) -> bool:
-        return self.token_counter.count_messages(messages) >= self.threshold_tokens
-
     def has_content_to_compress(self, messages: list[dict[str, Any]]) -> bool:
         if len(messages) <= self._min_messages():
             return False
@@ -322,33 +171,6 @@ class ContextCompressor(ContextEngine):
         if start >= len(messages):
             return False
         return start < find_tail_cut(messages, start, self.tail_token_budget)
-
-    def check_pressure(self, prompt_tokens: int | None = None) -> str | None:
-        """Warn once when prompt tokens reach 85% of the threshold (CC-118).
-
-        The warning goes to the status callback and the log, never into messages.
-        """
-        tokens = self.last_prompt_tokens if prompt_tokens is None else prompt_tokens
-        warn_at = int(self.threshold_tokens * PRESSURE_WARNING_RATIO)
-        if tokens < warn_at:
-            self.pressure_warning_active = False
-            return None
-        if tokens >= self.threshold_tokens or self.pressure_warning_active:
-            return None
-        self.pressure_warning_active = True
-        pct = int(tokens / self.threshold_tokens * 100)
-        text = (
-            f"⚠️ Context is {pct}% to compaction threshold "
-            f"({tokens:,}/{self.threshold_tokens:,} tokens)"
-        )
-        self._status(text)
-        return text
-
-    def _status(self, text: str) -> None:
-        if self.status_callback is not None:
-            self.status_callback(text)
-        elif not self.quiet_mode:
-            logger.info("%s", text)
 
     # -- the pipeline ----------------------------------------------------------------------
 
@@ -498,30 +320,10 @@ class ContextCompressor(ContextEngine):
     def _turns_to_summarize(
         self, work: list[dict[str, Any]], start: int, end: int
     ) -> tuple[list[dict[str, Any]], list[str]]:
-        """The middle without earlier summaries, and those summaries' bodies (CC-110, CC-111).
-
-        An earlier summary travels as PREVIOUS SUMMARY, so it is not summarized again as a
-        turn; a summary merged into a message is unwrapped back to that message's content.
-        """
+        """The middle without earlier summaries, and those summaries' bodies (CC-110, CC-111)."""
         if self.previous_summary and not any(is_compaction_summary_message(m) for m in work):
             self.previous_summary = None  # carried over from an unrelated conversation
-        turns: list[dict[str, Any]] = []
-        earlier: list[str] = []
-        for message in work[start:end]:
-            if not is_compaction_summary_message(message):
-                turns.append(message)
-                continue
-            body, original = split_summary_content(message)
-            if body:
-                earlier.append(body)
-            if original is not None:
-                plain = {
-                    k: v
-                    for k, v in message.items()
-                    if k not in (SUMMARY_FLAG, SUMMARY_USER_TURN_FLAG)
-                }
-                plain["content"] = original
-                turns.append(plain)
+        turns, earlier = split_earlier_summaries(work[start:end])
         if earlier and not self.previous_summary:
             self.previous_summary = "\n\n".join(earlier)  # rehydrate after a restart
         return turns, earlier
@@ -577,9 +379,8 @@ class ContextCompressor(ContextEngine):
             if not self.quiet_mode:
                 logger.warning("Summary generation failed: %s", self.last_summary_error)
             return None
-        text = str(raw) if raw else ""
-        body = strip_summary_prefix(_THINK_BLOCK.sub("", text))
-        if not body.strip():
+        body = clean_summary_reply(raw)
+        if not body:
             self.last_summary_error = "the summarizer returned an empty summary"
             return None
         body = redact(body)
@@ -595,35 +396,18 @@ class ContextCompressor(ContextEngine):
         reason = self.last_summary_error or "unknown error"
         if self.fallback_summary == "deterministic":
             try:
-                body = _extractive().summarize(request)
+                body = rule_based_fallback(_extractive().summarize(request), dropped, reason)
             except Exception as exc:
                 reason = f"{reason}; rule-based recovery also failed: {exc}"
             else:
-                note = (
-                    f"The summary model failed ({reason}); the {dropped} compacted message(s) "
-                    "are covered only by this rule-based recovery."
-                )
-                body = redact(_add_to_section(body, "## Critical Context", note))
                 self.previous_summary = body
                 return body
-        return (
-            f"No summary could be produced this time ({redact(reason)}). {dropped} message(s) "
-            "were removed to free context space and are not summarized; they held earlier "
-            "work from this same session. Continue from the recent messages below and from "
-            "the current state of files and other resources."
-        )
+        return static_fallback(dropped, reason)
 
     def _after_compaction(self, result: list[dict[str, Any]], stats: CompressionStats) -> None:
         stats.after_messages = len(result)
         stats.fallback_used = stats.fallback_used or self.last_summary_fallback_used
-        if stats.savings_pct < INEFFECTIVE_SAVINGS_PCT:
-            self.ineffective_compression_count += 1
-        else:
-            self.ineffective_compression_count = 0
-        self.last_prompt_tokens = AWAITING_REAL_USAGE
-        self.awaiting_real_usage = True
-        if stats.after_tokens < int(self.threshold_tokens * PRESSURE_WARNING_RATIO):
-            self.pressure_warning_active = False
+        self._record_compaction(stats.savings_pct, stats.after_tokens)
         if not self.quiet_mode:
             logger.info(
                 "Compressed %d -> %d messages (~%d tokens saved)",
@@ -662,12 +446,3 @@ def _extractive() -> Summarizer:
     from ..summarizers.extractive import ExtractiveSummarizer
 
     return ExtractiveSummarizer()
-
-
-def _add_to_section(body: str, heading: str, note: str) -> str:
-    """Insert ``note`` as the first line under ``heading``, adding the section if missing."""
-    lines = body.split("\n")
-    for i, line in enumerate(lines):
-        if line.strip() == heading:
-            return "\n".join([*lines[: i + 1], note, *lines[i + 1 :]])
-    return f"{body.rstrip()}\n\n{heading}\n{note}"

@@ -24,6 +24,7 @@ __all__ = [
     "SUMMARY_USER_TURN_FLAG",
     "is_compaction_summary_message",
     "is_real_user_message",
+    "split_earlier_summaries",
     "split_summary_content",
     "strip_summary_prefix",
     "with_summary_prefix",
@@ -138,6 +139,33 @@ def split_summary_content(message: Mapping[str, Any]) -> tuple[str, Any]:
         return strip_summary_prefix(text), None
     original = text[cut + len(END_MARKER) :].lstrip("\n")
     return strip_summary_prefix(text[:cut]), (original or None)
+
+
+def split_earlier_summaries(
+    messages: list[dict[str, Any]],
+) -> tuple[list[dict[str, Any]], list[str]]:
+    """``messages`` without earlier summaries, and the bodies of those summaries.
+
+    An earlier summary travels to the summarizer as the previous summary, so it is not
+    summarized again as a turn; a summary merged into a message is unwrapped back to that
+    message's own content (CC-111).
+    """
+    turns: list[dict[str, Any]] = []
+    bodies: list[str] = []
+    for message in messages:
+        if not is_compaction_summary_message(message):
+            turns.append(message)
+            continue
+        body, original = split_summary_content(message)
+        if body:
+            bodies.append(body)
+        if original is not None:
+            plain = {
+                k: v for k, v in message.items() if k not in (SUMMARY_FLAG, SUMMARY_USER_TURN_FLAG)
+            }
+            plain["content"] = original
+            turns.append(plain)
+    return turns, bodies
 
 
 _BLANK_TEXT_TYPES = ("text", "input_text")

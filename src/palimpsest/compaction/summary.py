@@ -8,11 +8,13 @@ fixed because downstream models and tools anchor on them.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from typing import Any
 
 from ..messages.content import call_arguments, call_name, render_content, role_of, tool_calls_of
 from ..tokens import estimate_messages_tokens_rough
+from .markers import strip_summary_prefix
 from .redact import redact
 
 __all__ = [
@@ -21,6 +23,7 @@ __all__ = [
     "MAX_SUMMARY_INPUT_CHARS",
     "MIN_SUMMARY_TOKENS",
     "SUMMARY_RATIO",
+    "clean_summary_reply",
     "compute_summary_budget",
     "render_summary_prompt",
     "serialize_turns",
@@ -142,6 +145,16 @@ _UPDATE_RULES = (
     "is clearly out of date. MOST IMPORTANT: rewrite '## Active Task' so it names the "
     "newest request from the user that has not yet been fulfilled."
 )
+
+
+_THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>\s*", re.DOTALL | re.IGNORECASE)
+
+
+def clean_summary_reply(raw: object) -> str:
+    """A summarizer's reply as a bare body: text coerced, reasoning blocks and any summary
+    prefix the model echoed removed (CC-76). Empty means the summary failed (CC-77)."""
+    text = str(raw) if raw else ""
+    return strip_summary_prefix(_THINK_BLOCK.sub("", text)).strip()
 
 
 def compute_summary_budget(

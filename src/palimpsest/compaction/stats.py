@@ -1,0 +1,39 @@
+"""What one ``compress`` call did, in numbers, for reports and user feedback."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+__all__ = ["CompressionStats"]
+
+
+@dataclass
+class CompressionStats:
+    """What the last ``compress`` call did, for reports and user feedback."""
+
+    before_messages: int = 0
+    after_messages: int = 0
+    before_tokens: int = 0
+    after_tokens: int = 0
+    pruned_count: int = 0
+    shrunk_calls: int = 0
+    head_messages: int = 0
+    middle_messages: int = 0
+    tail_messages: int = 0
+    summary_tokens: int = 0
+    summary_budget: int = 0
+    summary_role: str | None = None
+    summary_merged: bool = False
+    fallback_used: bool = False
+    removed_orphan_results: int = 0
+    stubbed_calls: int = 0
+    compressed: bool = False
+    reason: str | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    @property
+    def savings_pct(self) -> float:
+        if not self.before_tokens:
+            return 0.0
+        return (self.before_tokens - self.after_tokens) / self.before_tokens * 100
