@@ -24,11 +24,14 @@ from typing import Any
 
 import apsw
 
+from palimpsest.storage import schema
+
 sys.path.insert(0, str(Path(__file__).parent))
 from store_scale import DEFAULT_CORPUS, Generator, load_corpus
 
 TEXT = "COALESCE({r}.content, '') || ' ' || COALESCE({r}.tool_name, '') || ' ' || COALESCE({r}.tool_calls, '')"
-CJK_GLOB = "'*[\u3000-\u9fff\uac00-\ud7af\U00020000-\U0002a6df]*'"
+# The store's own pattern: the router's CJK ranges as one GLOB class.
+CJK_GLOB = "'" + schema.CJK_GLOB + "'"
 COLUMNS = "session_id, role, content, tool_calls, tool_name, timestamp"
 
 Row = tuple[Any, ...]

@@ -231,6 +231,23 @@ class TestFailures:
         c.compress(alternating(24))
         assert len(failing.requests) == 2
 
+    def test_example_11_abort_keeps_the_pruned_input(self) -> None:
+        from palimpsest.compaction.prune import prune_tool_results
+
+        failing = StubSummarizer(error=ConnectionError("connection reset by peer"))
+        c = make(failing, abort_on_summary_failure=True)
+        c.tail_token_budget = 50  # so the old tool result is outside the protected tail
+        msgs = [sys_(), user("u"), asst(None, [call("c1")]), tool("c1", "r" * 5_000)]
+        msgs += alternating(40)
+        c.previous_summary = "kept"
+        msgs[5] = {"role": "user", "content": SUMMARY_PREFIX + "\nkept"}
+        out = c.compress(msgs)
+        pruned = prune_tool_results(msgs, protect_last_n=20, tail_token_budget=50)
+        assert out == pruned.messages
+        assert out != msgs
+        assert c.last_compress_aborted is True and c.last_summary_dropped_count == 0
+        assert c.compression_count == 0 and c.previous_summary == "kept"
+
     def test_deterministic_fallback_keeps_the_facts(self) -> None:
         failing = StubSummarizer(error=RuntimeError("provider down"))
         c = make(failing)

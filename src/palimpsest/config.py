@@ -86,6 +86,8 @@ class CompressionSettings(_Section):
     """A tool call whose result was compacted away gets a stub result, or is removed."""
     refuse_if_grow: bool = True
     """Discard a compaction whose result would not be smaller than its input."""
+    abort_on_summary_failure: bool = False
+    """When the summarizer fails, keep the middle (prune only) instead of a fallback summary."""
     threshold_tokens: int | None = None
     """Absolute cap on the threshold in tokens (unset: no cap)."""
     summary_model: str | None = None

@@ -71,6 +71,7 @@ class ContextCompressor(CompactionTrigger):
         fallback_summary: Literal["static", "deterministic"] = "deterministic",
         orphan_call_policy: Literal["stub", "strip"] = "stub",
         refuse_if_grow: bool = True,
+        abort_on_summary_failure: bool = False,
         quiet_mode: bool = False,
         status_callback: Callable[[str], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -97,6 +98,7 @@ class ContextCompressor(CompactionTrigger):
         self.fallback_summary: Literal["static", "deterministic"] = fallback_summary
         self.orphan_call_policy: Literal["stub", "strip"] = orphan_call_policy
         self.refuse_if_grow = refuse_if_grow
+        self.abort_on_summary_failure = abort_on_summary_failure
         self.quiet_mode = quiet_mode
         self.status_callback = status_callback
         self._clock = clock
@@ -139,6 +141,7 @@ class ContextCompressor(CompactionTrigger):
             "fallback_summary": c.fallback_summary,
             "orphan_call_policy": c.orphan_call_policy,
             "refuse_if_grow": c.refuse_if_grow,
+            "abort_on_summary_failure": c.abort_on_summary_failure,
         }
         options.update(overrides)
         return cls(window, summarizer, token_counter=token_counter, **options)
@@ -163,6 +166,7 @@ class ContextCompressor(CompactionTrigger):
         self.last_summary_fallback_used = False
         self.last_summary_error: str | None = None
         self.last_compress_refused_would_grow = False
+        self.last_compress_aborted = False
 
     def has_content_to_compress(self, messages: list[dict[str, Any]]) -> bool:
         if len(messages) <= self._min_messages():
@@ -271,6 +275,11 @@ class ContextCompressor(CompactionTrigger):
         request = self._summary_request(turns, earlier, focus_topic, memory_context)
         stats.summary_budget = request.budget_tokens
         body = self._generate_summary(request)
+        if body is None and self.abort_on_summary_failure:
+            # Keep the middle rather than lose it to a transient failure (CC-87).
+            self.previous_summary = previous_before
+            self.last_compress_aborted = True
+            return self._no_op(work, stats, f"summary failed: {self.last_summary_error}")
         if body is None:
             body = self._fallback_summary(request, end - start)
             stats.fallback_used = True
