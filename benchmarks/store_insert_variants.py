@@ -30,8 +30,8 @@ sys.path.insert(0, str(Path(__file__).parent))
 from store_scale import DEFAULT_CORPUS, Generator, load_corpus
 
 TEXT = "COALESCE({r}.content, '') || ' ' || COALESCE({r}.tool_name, '') || ' ' || COALESCE({r}.tool_calls, '')"
-# The store's own pattern: the router's CJK ranges as one GLOB class.
-CJK_GLOB = "'" + schema.CJK_GLOB + "'"
+# The store's own row condition: an ASCII shortcut, then the router's CJK ranges as GLOB.
+CJK_NEW, CJK_M = schema.cjk_condition("new"), schema.cjk_condition("m")
 COLUMNS = "session_id, role, content, tool_calls, tool_name, timestamp"
 
 Row = tuple[Any, ...]
@@ -54,7 +54,7 @@ def setup(path: Path, *, word: bool, trigram: bool, cjk_only: bool) -> apsw.Conn
             f" (rowid, content) VALUES (new.id, {new}); END"
         )
     if trigram:
-        when = f" WHEN ({new}) GLOB {CJK_GLOB}" if cjk_only else ""
+        when = f" WHEN {CJK_NEW}" if cjk_only else ""
         con.execute(
             f"CREATE TRIGGER fts_tri AFTER INSERT ON messages{when} BEGIN INSERT INTO"
             f" messages_fts_trigram (rowid, content) VALUES (new.id, {new}); END"
@@ -83,7 +83,7 @@ def explicit(cjk_only: bool) -> Callable[[apsw.Connection, list[Row], int], None
             " WHERE m.id >= ?",
             (first,),
         )
-        where = f" AND ({m}) GLOB {CJK_GLOB}" if cjk_only else ""
+        where = f" AND {CJK_M}" if cjk_only else ""
         con.execute(
             f"INSERT INTO messages_fts_trigram (rowid, content) SELECT m.id, {m}"
             f" FROM messages AS m WHERE m.id >= ?{where}",

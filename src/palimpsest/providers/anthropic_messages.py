@@ -6,26 +6,21 @@ Messages-API blocks (:mod:`palimpsest.providers.convert`), sends the request wit
 ``max_tokens`` (required by the API; 4,096 when the caller gives none) and converts the
 reply back: text, ``tool_use`` blocks as OpenAI tool calls with JSON-string arguments,
 and usage normalized from the Anthropic shape. ``stream=True`` streams the reply and
-accumulates the events into the same :class:`Completion`.
+accumulates the events into the same :class:`Completion`. Clients, request info and the
+call itself come from :class:`~palimpsest.providers.sdk_base.SdkChatModel`.
 
 The module is named ``anthropic_messages`` so that ``import anthropic`` means the SDK.
 """
 
 from __future__ import annotations
 
-import importlib
-import inspect
 import json
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..errors import ConfigError, MissingDependencyError
-from ..messages import for_provider
-from ..tokens import estimate_request_tokens_rough
 from ..usage import normalize_usage
 from .base import Completion
-from .caching import apply_anthropic_cache_control, caching_enabled, effective_cache_ttl
+from .caching import caching_enabled
 from .convert import (
     anthropic_content_to_openai,
     anthropic_finish_reason,
@@ -33,7 +28,7 @@ from .convert import (
     openai_tool_choice_to_anthropic,
     openai_tools_to_anthropic,
 )
-from .retry import RequestInfo, translating
+from .sdk_base import SdkChatModel
 
 __all__ = ["ANTHROPIC_ERRORS", "DEFAULT_MAX_TOKENS", "AnthropicChatModel"]
 
@@ -103,45 +98,28 @@ ANTHROPIC_ERRORS: dict[str, str] = {
 """Every exception class the ``anthropic`` SDK exports -> how the edge reads it."""
 
 
-def _sdk() -> Any:
-    try:
-        return importlib.import_module("anthropic")
-    except ImportError as exc:
-        raise MissingDependencyError("anthropic", "anthropic") from exc
-
-
 def _dump(obj: Any) -> Any:
     """SDK pydantic objects as plain dicts (so that old and new SDK versions read alike)."""
     dump = getattr(obj, "model_dump", None)
     return dump() if callable(dump) else obj
 
 
-def _fit_signature(create: Any, request: dict[str, Any]) -> dict[str, Any]:
-    """Move keywords this SDK version's ``create`` does not name into ``extra_body``.
-
-    SDK signatures differ between versions (a newer ``anthropic`` drops ``temperature``,
-    servers behind ``openai`` take ``top_k``); the API still reads them from the body.
-    """
-    try:
-        params = inspect.signature(create).parameters
-    except (TypeError, ValueError):
-        return request
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return request
-    known = {k: v for k, v in request.items() if k in params}
-    extra = {k: v for k, v in request.items() if k not in params}
-    if extra:
-        known["extra_body"] = {**extra, **(known.get("extra_body") or {})}
-    return known
-
-
-class AnthropicChatModel:
+class AnthropicChatModel(SdkChatModel):
     """A :class:`~palimpsest.providers.base.ChatModel` over the Anthropic Messages API.
 
     Prompt caching is on for Claude models unless ``prompt_caching=False``; ``cache_ttl``
     is ``"5m"`` or ``"1h"``. Options other than ``stream`` go to ``messages.create``
     (``temperature``, ``tool_choice`` in either format, ``stop`` as ``stop_sequences``).
     """
+
+    sdk_package = "anthropic"
+    client_class = "Anthropic"
+    async_client_class = "AsyncAnthropic"
+    create_path = "messages.create"
+    error_table = ANTHROPIC_ERRORS
+    key_env = "ANTHROPIC_API_KEY"
+    service = "Anthropic"
+    native_cache_control = True
 
     def __init__(
         self,
@@ -159,56 +137,26 @@ class AnthropicChatModel:
         context_length: int | None = None,
         provider: str = "anthropic",
     ) -> None:
-        self.model = model
-        self.provider = provider
-        self.base_url = base_url
-        self.timeout = timeout
-        self.max_retries = max_retries
         self.default_max_tokens = default_max_tokens
-        self.default_options = dict(default_options or {})
-        self.threshold_tokens = threshold_tokens
-        self.context_length = context_length
         if prompt_caching is None:
+            # The native Messages API caches whatever name the route goes by.
             prompt_caching = caching_enabled(model, "anthropic", base_url)
-        self.prompt_caching = prompt_caching
-        self.cache_ttl = effective_cache_ttl(
-            cache_ttl, model=model, provider=provider, base_url=base_url
+        super().__init__(
+            model,
+            api_key=api_key,
+            base_url=base_url,
+            timeout=timeout,
+            max_retries=max_retries,
+            prompt_caching=prompt_caching,
+            cache_ttl=cache_ttl,
+            default_options=default_options,
+            threshold_tokens=threshold_tokens,
+            context_length=context_length,
+            provider=provider,
         )
-        key = api_key or os.environ.get("ANTHROPIC_API_KEY")
-        if not key:
-            raise ConfigError(
-                "no Anthropic API key: set ANTHROPIC_API_KEY or pass api_key=",
-                key="ANTHROPIC_API_KEY",
-            )
-        self._api_key = key
-        self._client: Any = None
-        self._async_client: Any = None
-        _sdk()
 
     def __repr__(self) -> str:
         return f"AnthropicChatModel(model={self.model!r})"
-
-    def _client_kwargs(self) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {"api_key": self._api_key, "max_retries": self.max_retries}
-        if self.base_url is not None:
-            kwargs["base_url"] = self.base_url
-        if self.timeout is not None:
-            kwargs["timeout"] = self.timeout
-        return kwargs
-
-    @property
-    def client(self) -> Any:
-        """The ``anthropic.Anthropic`` client, created on first use."""
-        if self._client is None:
-            self._client = _sdk().Anthropic(**self._client_kwargs())
-        return self._client
-
-    @property
-    def async_client(self) -> Any:
-        """The ``anthropic.AsyncAnthropic`` client, created on first use."""
-        if self._async_client is None:
-            self._async_client = _sdk().AsyncAnthropic(**self._client_kwargs())
-        return self._async_client
 
     def build_request(
         self,
@@ -218,9 +166,7 @@ class AnthropicChatModel:
         options: Mapping[str, Any],
     ) -> dict[str, Any]:
         """The keyword arguments for ``messages.create`` (no I/O)."""
-        msgs: list[dict[str, Any]] = for_provider(messages)
-        if self.prompt_caching:
-            msgs = apply_anthropic_cache_control(msgs, self.cache_ttl, native_anthropic=True)
+        msgs = self._outgoing(messages)
         system, converted = openai_to_anthropic(msgs)
         request: dict[str, Any] = {
             "model": self.model,
@@ -242,58 +188,22 @@ class AnthropicChatModel:
         request.update(extra)
         return request
 
-    def _info(self, request: Mapping[str, Any], max_tokens: int) -> RequestInfo:
-        approx = None
-        if self.threshold_tokens is not None or self.context_length is not None:
-            approx = estimate_request_tokens_rough(
-                request["messages"],
-                system_prompt=json.dumps(request.get("system") or "", ensure_ascii=False),
-                tools=request.get("tools"),
-            )
-        return RequestInfo(
-            provider=self.provider,
-            model=self.model,
-            max_tokens=max_tokens,
-            approx_tokens=approx,
-            threshold_tokens=self.threshold_tokens,
-            context_length=self.context_length,
-        )
-
-    def complete(
-        self,
-        messages: Sequence[dict[str, Any]],
-        tools: Sequence[dict[str, Any]] | None = None,
-        max_tokens: int | None = None,
-        **options: Any,
-    ) -> Completion:
-        stream = bool(options.pop("stream", False))
-        request = self.build_request(messages, tools, max_tokens, options)
-        stream = stream or request["max_tokens"] > STREAM_ABOVE_MAX_TOKENS
-        with translating(ANTHROPIC_ERRORS, "anthropic", self._info(request, request["max_tokens"])):
-            create = self.client.messages.create
-            if stream:
-                events = create(**_fit_signature(create, {**request, "stream": True}))
-                return completion_from_events(events)
-            response = create(**_fit_signature(create, request))
+    def parse_response(self, response: Any) -> Completion:
         return completion_from_message(response)
 
-    async def acomplete(
-        self,
-        messages: Sequence[dict[str, Any]],
-        tools: Sequence[dict[str, Any]] | None = None,
-        max_tokens: int | None = None,
-        **options: Any,
-    ) -> Completion:
-        stream = bool(options.pop("stream", False))
-        request = self.build_request(messages, tools, max_tokens, options)
-        stream = stream or request["max_tokens"] > STREAM_ABOVE_MAX_TOKENS
-        with translating(ANTHROPIC_ERRORS, "anthropic", self._info(request, request["max_tokens"])):
-            create = self.async_client.messages.create
-            if stream:
-                events = await create(**_fit_signature(create, {**request, "stream": True}))
-                return completion_from_events([event async for event in events])
-            response = await create(**_fit_signature(create, request))
-        return completion_from_message(response)
+    def parse_stream(self, items: list[Any]) -> Completion:
+        return completion_from_events(items)
+
+    def _wants_stream(self, request: Mapping[str, Any], asked: bool) -> bool:
+        return asked or request["max_tokens"] > STREAM_ABOVE_MAX_TOKENS
+
+    def _info_max_tokens(self, request: Mapping[str, Any], max_tokens: int | None) -> int | None:
+        cap: int | None = request["max_tokens"]  # the default filled in, not the caller's
+        return cap
+
+    def _approx_system_text(self, request: Mapping[str, Any]) -> str:
+        # ``system`` may be a list of blocks; the rough count reads its JSON text.
+        return json.dumps(request.get("system") or "", ensure_ascii=False)
 
 
 def completion_from_message(message: Any) -> Completion:

@@ -7,26 +7,20 @@ library's ``_``-prefixed keys; Claude models behind OpenRouter get Anthropic
 and accumulated (text, tool-call deltas and the final usage chunk) into the same
 :class:`~palimpsest.providers.base.Completion` a plain call returns. SDK exceptions are
 translated at this edge into :mod:`palimpsest.errors` (see
-:mod:`palimpsest.providers.retry`).
+:mod:`palimpsest.providers.retry`); clients, request info and the call itself come from
+:class:`~palimpsest.providers.sdk_base.SdkChatModel`.
 
 The module is named ``openai_chat`` so that ``import openai`` inside it means the SDK.
 """
 
 from __future__ import annotations
 
-import importlib
-import inspect
-import os
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..errors import ConfigError, MissingDependencyError
-from ..messages import for_provider
-from ..tokens import estimate_request_tokens_rough
 from ..usage import normalize_usage
 from .base import Completion
-from .caching import apply_anthropic_cache_control, caching_enabled, effective_cache_ttl
-from .retry import RequestInfo, translating
+from .sdk_base import SdkChatModel
 
 __all__ = ["OPENAI_ERRORS", "OpenAIChatModel"]
 
@@ -59,39 +53,13 @@ OPENAI_ERRORS: dict[str, str] = {
 _STREAM = {"stream": True, "stream_options": {"include_usage": True}}
 
 
-def _sdk() -> Any:
-    try:
-        return importlib.import_module("openai")
-    except ImportError as exc:
-        raise MissingDependencyError("openai", "openai") from exc
-
-
 def _get(obj: Any, key: str) -> Any:
     if isinstance(obj, Mapping):
         return obj.get(key)
     return getattr(obj, key, None)
 
 
-def _fit_signature(create: Any, request: dict[str, Any]) -> dict[str, Any]:
-    """Move keywords this SDK version's ``create`` does not name into ``extra_body``.
-
-    SDK signatures differ between versions (a newer ``anthropic`` drops ``temperature``,
-    servers behind ``openai`` take ``top_k``); the API still reads them from the body.
-    """
-    try:
-        params = inspect.signature(create).parameters
-    except (TypeError, ValueError):
-        return request
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return request
-    known = {k: v for k, v in request.items() if k in params}
-    extra = {k: v for k, v in request.items() if k not in params}
-    if extra:
-        known["extra_body"] = {**extra, **(known.get("extra_body") or {})}
-    return known
-
-
-class OpenAIChatModel:
+class OpenAIChatModel(SdkChatModel):
     """A :class:`~palimpsest.providers.base.ChatModel` over the Chat Completions API.
 
     ``provider`` names the route (``openai``, ``openrouter``, ``vllm``, ...) in errors and
@@ -101,6 +69,15 @@ class OpenAIChatModel:
     ``threshold_tokens`` and ``context_length`` let error classification apply the
     server-disconnect rule and recognise a bare 400 on an oversized request.
     """
+
+    sdk_package = "openai"
+    client_class = "OpenAI"
+    async_client_class = "AsyncOpenAI"
+    create_path = "chat.completions.create"
+    error_table = OPENAI_ERRORS
+    stream_flags = _STREAM
+    key_env = "OPENAI_API_KEY"
+    service = "OpenAI"
 
     def __init__(
         self,
@@ -119,64 +96,32 @@ class OpenAIChatModel:
         context_length: int | None = None,
         default_headers: Mapping[str, str] | None = None,
     ) -> None:
-        self.model = model
-        self.provider = provider
-        self.base_url = base_url
-        self.timeout = timeout
-        self.max_retries = max_retries
-        self.threshold_tokens = threshold_tokens
-        self.context_length = context_length
-        self.default_options = dict(default_options or {})
-        if prompt_caching is None:
-            prompt_caching = caching_enabled(model, provider, base_url)
-        self.prompt_caching = prompt_caching
-        self.cache_ttl = effective_cache_ttl(
-            cache_ttl, model=model, provider=provider, base_url=base_url
-        )
         if max_tokens_param is None:
             official = provider == "openai" and base_url is None
             max_tokens_param = "max_completion_tokens" if official else "max_tokens"
         self.max_tokens_param = max_tokens_param
-        key = api_key or os.environ.get("OPENAI_API_KEY")
-        if not key:
-            if base_url is None:
-                raise ConfigError(
-                    "no OpenAI API key: set OPENAI_API_KEY or pass api_key=",
-                    key="OPENAI_API_KEY",
-                )
-            key = "not-needed"  # local servers (llama.cpp, vLLM, Ollama) ignore the key
-        self._api_key = key
-        self._headers = dict(default_headers or {})
-        self._client: Any = None
-        self._async_client: Any = None
-        _sdk()  # fail at construction, not at the first call, when the extra is missing
+        super().__init__(
+            model,
+            base_url=base_url,
+            api_key=api_key,
+            timeout=timeout,
+            max_retries=max_retries,
+            provider=provider,
+            prompt_caching=prompt_caching,
+            cache_ttl=cache_ttl,
+            default_options=default_options,
+            threshold_tokens=threshold_tokens,
+            context_length=context_length,
+            default_headers=default_headers,
+        )
 
     def __repr__(self) -> str:
         return f"OpenAIChatModel(model={self.model!r}, provider={self.provider!r})"
 
-    def _client_kwargs(self) -> dict[str, Any]:
-        kwargs: dict[str, Any] = {"api_key": self._api_key, "max_retries": self.max_retries}
-        if self.base_url is not None:
-            kwargs["base_url"] = self.base_url
-        if self.timeout is not None:
-            kwargs["timeout"] = self.timeout
-        if self._headers:
-            kwargs["default_headers"] = self._headers
-        return kwargs
-
-    @property
-    def client(self) -> Any:
-        """The ``openai.OpenAI`` client, created on first use."""
-        if self._client is None:
-            self._client = _sdk().OpenAI(**self._client_kwargs())
-        return self._client
-
-    @property
-    def async_client(self) -> Any:
-        """The ``openai.AsyncOpenAI`` client, created on first use."""
-        if self._async_client is None:
-            self._async_client = _sdk().AsyncOpenAI(**self._client_kwargs())
-        return self._async_client
+    def _missing_key(self) -> str:
+        if self.base_url is None:
+            return super()._missing_key()
+        return "not-needed"  # local servers (llama.cpp, vLLM, Ollama) ignore the key
 
     def build_request(
         self,
@@ -186,9 +131,7 @@ class OpenAIChatModel:
         options: Mapping[str, Any],
     ) -> dict[str, Any]:
         """The keyword arguments for ``chat.completions.create`` (no I/O)."""
-        msgs: list[dict[str, Any]] = for_provider(messages)
-        if self.prompt_caching:
-            msgs = apply_anthropic_cache_control(msgs, self.cache_ttl, native_anthropic=False)
+        msgs = self._outgoing(messages)
         request: dict[str, Any] = {"model": self.model, "messages": msgs}
         request.update(self.default_options)
         request.update(options)
@@ -198,52 +141,11 @@ class OpenAIChatModel:
             request[self.max_tokens_param] = max_tokens
         return request
 
-    def _info(self, request: Mapping[str, Any], max_tokens: int | None) -> RequestInfo:
-        approx = None
-        if self.threshold_tokens is not None or self.context_length is not None:
-            approx = estimate_request_tokens_rough(request["messages"], tools=request.get("tools"))
-        return RequestInfo(
-            provider=self.provider,
-            model=self.model,
-            max_tokens=max_tokens,
-            approx_tokens=approx,
-            threshold_tokens=self.threshold_tokens,
-            context_length=self.context_length,
-        )
-
-    def complete(
-        self,
-        messages: Sequence[dict[str, Any]],
-        tools: Sequence[dict[str, Any]] | None = None,
-        max_tokens: int | None = None,
-        **options: Any,
-    ) -> Completion:
-        stream = bool(options.pop("stream", False))
-        request = self.build_request(messages, tools, max_tokens, options)
-        with translating(OPENAI_ERRORS, "openai", self._info(request, max_tokens)):
-            create = self.client.chat.completions.create
-            if stream:
-                chunks = create(**_fit_signature(create, {**request, **_STREAM}))
-                return completion_from_chunks(chunks)
-            response = create(**_fit_signature(create, request))
+    def parse_response(self, response: Any) -> Completion:
         return completion_from_response(response)
 
-    async def acomplete(
-        self,
-        messages: Sequence[dict[str, Any]],
-        tools: Sequence[dict[str, Any]] | None = None,
-        max_tokens: int | None = None,
-        **options: Any,
-    ) -> Completion:
-        stream = bool(options.pop("stream", False))
-        request = self.build_request(messages, tools, max_tokens, options)
-        with translating(OPENAI_ERRORS, "openai", self._info(request, max_tokens)):
-            create = self.async_client.chat.completions.create
-            if stream:
-                chunks = await create(**_fit_signature(create, {**request, **_STREAM}))
-                return completion_from_chunks([chunk async for chunk in chunks])
-            response = await create(**_fit_signature(create, request))
-        return completion_from_response(response)
+    def parse_stream(self, items: list[Any]) -> Completion:
+        return completion_from_chunks(items)
 
 
 def _tool_call_dict(call: Any) -> dict[str, Any]:
