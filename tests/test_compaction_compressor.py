@@ -356,8 +356,9 @@ def test_input_never_mutated_and_focus_reaches_the_prompt() -> None:
     validate_transcript(out)
 
 
-def test_internal_markers_are_removed_from_returned_messages() -> None:
-    msgs = [{**m, "_persisted": True} for m in alternating(20)]
+@pytest.mark.parametrize("n", [7, 20], ids=["no-op", "compacted"])
+def test_internal_markers_are_removed_from_returned_messages(n: int) -> None:
+    msgs = [{**m, "_persisted": True} for m in alternating(n)]
     out = make().compress(msgs)
     assert all(
         k in ("role", "content", "_compressed_summary", "_compressed_summary_has_user_turn")

@@ -35,6 +35,7 @@ __all__ = [
     "assemble",
     "choose_summary_role",
     "sanitize_tool_pairs",
+    "strip_host_markers",
 ]
 
 Role = Literal["user", "assistant"]
@@ -60,7 +61,7 @@ class SanitizeReport:
     stripped_calls: int = 0
 
 
-def _copy(message: dict[str, Any]) -> dict[str, Any]:
+def strip_host_markers(message: dict[str, Any]) -> dict[str, Any]:
     """A shallow copy without host-internal markers (CC-108); summary flags survive."""
     return {k: v for k, v in message.items() if not k.startswith("_") or k in _KEPT_INTERNAL_KEYS}
 
@@ -110,10 +111,10 @@ def assemble(
 
     ``summary`` is the prefixed summary text. The inputs are never modified.
     """
-    head_out = [_copy(m) for m in head]
+    head_out = [strip_host_markers(m) for m in head]
     if first_compaction and head_out and role_of(head_out[0]) == "system":
         head_out[0] = add_compaction_note(head_out[0])
-    tail_out = [_copy(m) for m in tail]
+    tail_out = [strip_host_markers(m) for m in tail]
 
     head_role = role_of(head_out[-1]) if head_out else None
     tail_role = role_of(tail_out[0]) if tail_out else None

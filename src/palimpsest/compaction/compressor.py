@@ -18,7 +18,7 @@ from ..config import Settings
 from ..errors import ConfigError
 from ..summarizers.base import Summarizer, SummaryRequest, SupportsCooldown
 from ..tokens import MessageSizer, RoughCounter, TokenCounter
-from .assemble import assemble, sanitize_tool_pairs
+from .assemble import assemble, sanitize_tool_pairs, strip_host_markers
 from .boundaries import MIN_TAIL_MESSAGES, align_forward, find_tail_cut
 from .fallback import rule_based_fallback, static_fallback
 from .markers import (
@@ -320,7 +320,8 @@ class ContextCompressor(CompactionTrigger):
         is a valid provider sequence, even when the input was not (CE-03).
         """
         self.ineffective_compression_count += 1
-        result, _ = sanitize_tool_pairs([dict(m) for m in messages], self.orphan_call_policy)
+        copies = [strip_host_markers(m) for m in messages]
+        result, _ = sanitize_tool_pairs(copies, self.orphan_call_policy)
         stats.reason = reason
         stats.after_messages = len(result)
         stats.after_tokens = self._count(result)
