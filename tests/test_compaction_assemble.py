@@ -65,9 +65,7 @@ def test_merge_into_string_list_and_none_tails() -> None:
         (None, lambda c: c == S + "\n\n" + END_MARKER),
     ]:
         tail = [{"role": "user", "content": content}, asst("a")]
-        out = assemble(
-            [sys_(), user("u"), asst("a")], S, tail, first_compaction=True, has_user_turn=True
-        )
+        out = assemble([sys_(), user("u"), asst("a")], S, tail, has_user_turn=True)
         assert out.merged and out.messages[3]["role"] == "user"
         assert check(out.messages[3]["content"])
         assert out.messages[3]["_compressed_summary"] is True
@@ -77,7 +75,7 @@ def test_inputs_are_not_modified() -> None:
     head = [sys_("base"), user("u"), asst("a")]
     tail = [user("t"), asst("b")]
     snapshot = ([dict(m) for m in head], [dict(m) for m in tail])
-    assemble(head, S, tail, first_compaction=True, has_user_turn=True)
+    assemble(head, S, tail, has_user_turn=True)
     assert (head, tail) == snapshot
 
 

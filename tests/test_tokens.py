@@ -98,6 +98,22 @@ def test_message_chars_equals_json_dumps(message: dict[str, Any], long_text: str
     assert message_chars(message)[0] == message_chars(dict(message))[0]  # cached path
 
 
+def test_message_chars_matches_the_serialized_form_with_images() -> None:
+    from palimpsest.tokens import serialize_for_estimate
+
+    msg = {
+        "role": "user",
+        "content": [
+            {"type": "text", "text": 'see "this"\n'},
+            {"type": "image_url", "image_url": {"url": "data:image/png;base64," + "A" * 5_000}},
+            {"type": "input_image", "image_url": "https://x/y.png"},
+        ],
+        "_internal": True,
+    }
+    text, images = serialize_for_estimate(msg)
+    assert message_chars(msg) == (len(text), images) == (len(text), 2)
+
+
 def test_changed_string_is_measured_again() -> None:
     msg = {"role": "tool", "content": "a" * 1000}
     first = estimate_messages_tokens_rough([msg])

@@ -121,18 +121,17 @@ def _count_images(value: Any) -> int:
 
 
 def serialize_for_estimate(message: Mapping[str, Any]) -> tuple[str, int]:
-    """The text the rough estimate measures for one message, and its image count.
+    """The serialized form the rough estimate measures, and the message's image count.
 
+    :func:`message_chars` computes this text's length without building it (a test holds the
+    two equal); :class:`ExactCounter` keys its per-message memo on the text itself.
     Internal ``_`` keys are left out (they never reach a provider, TK-07); image parts are
     stubbed so a base64 payload is never counted as text (TK-05).
     """
     visible = {k: v for k, v in message.items() if not str(k).startswith("_")}
-    content = visible.get("content")
-    images = 0
-    if isinstance(content, list | dict):
-        images = _count_images(content)
-        if images:
-            visible["content"] = _stub_images(content)
+    images = _count_images(visible)
+    if images:
+        visible = _stub_images(visible)
     return json.dumps(visible, ensure_ascii=False, default=str), images
 
 

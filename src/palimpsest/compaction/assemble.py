@@ -103,16 +103,15 @@ def assemble(
     summary: str,
     tail: Sequence[dict[str, Any]],
     *,
-    first_compaction: bool,
     has_user_turn: bool,
     orphan_call_policy: Literal["stub", "strip"] = "stub",
 ) -> Assembly:
-    """Head (system note added on the first compaction), summary, tail; then sanitize.
+    """Head (the system note added once, CC-88), summary, tail; then sanitize.
 
     ``summary`` is the prefixed summary text. The inputs are never modified.
     """
     head_out = [strip_host_markers(m) for m in head]
-    if first_compaction and head_out and role_of(head_out[0]) == "system":
+    if head_out and role_of(head_out[0]) == "system":
         head_out[0] = add_compaction_note(head_out[0])
     tail_out = [strip_host_markers(m) for m in tail]
 

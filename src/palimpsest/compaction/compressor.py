@@ -289,7 +289,6 @@ class ContextCompressor(CompactionTrigger):
             work[:start],
             with_summary_prefix(body),
             work[end:],
-            first_compaction=True,
             has_user_turn=request.has_user_turn,
             orphan_call_policy=self.orphan_call_policy,
         )

@@ -12,12 +12,10 @@ import json
 import re
 
 from .redact import redact
+from .summary import clip_middle
 
-__all__ = ["MEMORY_CONTEXT_LIMIT", "memory_context_block"]
+__all__ = ["memory_context_block"]
 
-MEMORY_CONTEXT_LIMIT = 6_000
-_KEEP_HEAD = 4_000
-_KEEP_TAIL = 1_500
 _TRUNCATED = "\n...[memory provider context truncated]...\n"
 _FENCE = re.compile(r"</?memory-context[^>]*>", re.IGNORECASE)
 
@@ -25,8 +23,7 @@ _FENCE = re.compile(r"</?memory-context[^>]*>", re.IGNORECASE)
 def memory_context_block(text: str) -> str:
     """The ``MEMORY PROVIDER CONTEXT:`` section appended to a summary prompt."""
     clean = redact(_FENCE.sub("", text))
-    if len(clean) > MEMORY_CONTEXT_LIMIT:
-        clean = clean[:_KEEP_HEAD] + _TRUNCATED + clean[-_KEEP_TAIL:]
+    clean = clip_middle(clean, _TRUNCATED)
     encoded = (
         json.dumps(clean, ensure_ascii=False)
         .replace("<", "\\u003c")

@@ -22,8 +22,10 @@ __all__ = [
     "HANDOFF_SECTIONS",
     "MAX_SUMMARY_INPUT_CHARS",
     "MIN_SUMMARY_TOKENS",
+    "REASONING_TAGS",
     "SUMMARY_RATIO",
     "clean_summary_reply",
+    "clip_middle",
     "compute_summary_budget",
     "render_summary_prompt",
     "serialize_turns",
@@ -147,7 +149,10 @@ _UPDATE_RULES = (
 )
 
 
-_THINK_BLOCK = re.compile(r"<(think|thinking|reasoning)>.*?</\1>\s*", re.DOTALL | re.IGNORECASE)
+REASONING_TAGS = "think|thinking|reasoning|reflection|REASONING_SCRATCHPAD"
+"""Tags models wrap their reasoning in; never part of a summary body."""
+
+_THINK_BLOCK = re.compile(rf"<({REASONING_TAGS})>.*?</\1>\s*", re.DOTALL | re.IGNORECASE)
 
 
 def clean_summary_reply(raw: object) -> str:
@@ -170,10 +175,19 @@ def compute_summary_budget(
     return max(MIN_SUMMARY_TOKENS, min(scaled, max_summary_tokens))
 
 
-def _truncate(text: str) -> str:
+def clip_middle(text: str, marker: str) -> str:
+    """Text over 6,000 characters as its first 4,000 + ``marker`` + its last 1,500.
+
+    The one rule for long material handed to a summarizer: turns (CC-61) and memory-provider
+    context (CC-74) are cut the same way, each with its own marker.
+    """
     if len(text) <= _TRUNCATE_OVER:
         return text
-    return text[:_KEEP_HEAD] + _TRUNCATION + text[-_KEEP_TAIL:]
+    return text[:_KEEP_HEAD] + marker + text[-_KEEP_TAIL:]
+
+
+def _truncate(text: str) -> str:
+    return clip_middle(text, _TRUNCATION)
 
 
 def _render_turn(message: dict[str, Any]) -> str:

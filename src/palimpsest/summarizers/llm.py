@@ -26,7 +26,9 @@ from collections.abc import Callable, Generator
 from dataclasses import dataclass
 from typing import Any, Final
 
+from ..compaction.markers import strip_summary_prefix
 from ..compaction.redact import redact
+from ..compaction.summary import REASONING_TAGS
 from ..errors import AuthError, QuotaError, RateLimitError, SummaryError
 from ..messages import content_text
 from ..providers.base import ChatModel, Completion
@@ -76,20 +78,11 @@ def summary_max_tokens(budget_tokens: int) -> int:
 
 # -- cleaning the answer (CC-76) ----------------------------------------------------------
 
-_THINK_BLOCK = re.compile(
-    r"<(think|thinking|reasoning|reflection|REASONING_SCRATCHPAD)>.*?</\1>",
-    re.DOTALL | re.IGNORECASE,
-)
-_DANGLING_CLOSE = re.compile(
-    r"^.*?</(think|thinking|reasoning|reflection|REASONING_SCRATCHPAD)>", re.DOTALL | re.I
-)
-_UNCLOSED_OPEN = re.compile(
-    r"<(think|thinking|reasoning|reflection|REASONING_SCRATCHPAD)>.*\Z", re.DOTALL | re.I
-)
+_THINK_BLOCK = re.compile(rf"<({REASONING_TAGS})>.*?</\1>", re.DOTALL | re.IGNORECASE)
+_DANGLING_CLOSE = re.compile(rf"^.*?</({REASONING_TAGS})>", re.DOTALL | re.I)
+_UNCLOSED_OPEN = re.compile(rf"<({REASONING_TAGS})>.*\Z", re.DOTALL | re.I)
 _FENCE = re.compile(r"\A```[\w-]*[ \t]*\n(.*)\n```\s*\Z", re.DOTALL)
 _FIRST_HEADING = re.compile(r"^## ", re.MULTILINE)
-_ECHO_FIRST_LINE = "[CONTEXT COMPACTION"
-_ECHO_LEGACY = "[CONTEXT SUMMARY]:"
 
 
 def _coerce(content: Any) -> str:
@@ -116,10 +109,7 @@ def clean_summary(content: Any) -> str:
     fenced = _FENCE.match(text)
     if fenced:
         text = fenced.group(1).strip()
-    if text.startswith(_ECHO_LEGACY):
-        text = text[len(_ECHO_LEGACY) :].lstrip()
-    elif text.startswith(_ECHO_FIRST_LINE):
-        text = text.split("\n", 1)[1].lstrip() if "\n" in text else ""
+    text = strip_summary_prefix(text)  # a summary prefix the model echoed back
     heading = _FIRST_HEADING.search(text)
     if heading and heading.start() > 0:
         text = text[heading.start() :]
