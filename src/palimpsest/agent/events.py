@@ -1,0 +1,126 @@
+"""The typed events an :class:`~palimpsest.agent.loop.Agent` turn yields.
+
+A front end (``palimpsest chat``, a web UI, a test) renders these; the loop itself never
+prints. Every event is a small frozen dataclass with a ``kind`` tag, so a consumer can
+dispatch on type or on the tag (``json.dumps(dataclasses.asdict(event))`` works for logs).
+
+Nothing here is written into the model's context: warnings and context pressure go to the
+host only (spec agent-loop.md AL-24, compaction.md CC-119).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..usage import CanonicalUsage
+
+__all__ = [
+    "AgentEvent",
+    "CompactionEvent",
+    "CompactionPath",
+    "TextDelta",
+    "ToolCallEvent",
+    "ToolResultEvent",
+    "TurnEnd",
+    "UsageEvent",
+    "WarningEvent",
+]
+
+CompactionPath = Literal["preflight", "after_round", "reactive", "manual", "hygiene"]
+"""Where a compaction came from; the memory flush runs on every one of them (MEM-61)."""
+
+
+@dataclass(frozen=True)
+class TextDelta:
+    """Assistant text as it arrives (the whole reply at once when the model does not stream)."""
+
+    text: str
+    kind: Literal["text"] = "text"
+
+
+@dataclass(frozen=True)
+class ToolCallEvent:
+    """The model asked for a tool; ``arguments`` is the raw JSON string it sent."""
+
+    call_id: str
+    name: str
+    arguments: str
+    kind: Literal["tool_call"] = "tool_call"
+
+
+@dataclass(frozen=True)
+class ToolResultEvent:
+    """A tool's result as it enters the history; ``is_error`` when the call failed."""
+
+    call_id: str
+    name: str
+    content: str
+    is_error: bool = False
+    seconds: float = 0.0
+    kind: Literal["tool_result"] = "tool_result"
+
+
+@dataclass(frozen=True)
+class CompactionEvent:
+    """A compaction finished (or was tried) on one of the paths."""
+
+    path: CompactionPath
+    before_messages: int
+    after_messages: int
+    before_tokens: int
+    after_tokens: int
+    compacted: bool
+    session_id: str | None = None
+    """The session the conversation continues in (the continuation when one was started)."""
+    parent_session_id: str | None = None
+    reason: str | None = None
+    """Why nothing was compacted, or the summary failure shown to the user."""
+    fallback_used: bool = False
+    seconds: float = 0.0
+    kind: Literal["compaction"] = "compaction"
+
+
+@dataclass(frozen=True)
+class WarningEvent:
+    """Something the user should know; never part of the model's context."""
+
+    code: str
+    message: str
+    kind: Literal["warning"] = "warning"
+
+
+@dataclass(frozen=True)
+class UsageEvent:
+    """Usage of one model call. ``estimated`` when the provider sent none (then the prompt
+    figure is the calibrated estimate, never a zero)."""
+
+    usage: CanonicalUsage
+    estimated: bool = False
+    cost_usd: float | None = None
+    kind: Literal["usage"] = "usage"
+
+
+@dataclass(frozen=True)
+class TurnEnd:
+    """The turn is over: ``completed`` when the model answered without tool calls."""
+
+    completed: bool
+    text: str = ""
+    partial: bool = False
+    error: str | None = None
+    interrupted: bool = False
+    details: dict[str, Any] = field(default_factory=dict)
+    kind: Literal["turn_end"] = "turn_end"
+
+
+AgentEvent = (
+    TextDelta
+    | ToolCallEvent
+    | ToolResultEvent
+    | CompactionEvent
+    | WarningEvent
+    | UsageEvent
+    | TurnEnd
+)
+"""Everything a turn can yield."""
