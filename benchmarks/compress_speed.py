@@ -15,7 +15,12 @@ For each size it alternates baseline and compress ``--repeat`` times (a fresh co
 each time, garbage collected before each timing) and prints the median wall and CPU time of
 both, the ratio compress / round trip (CPU medians; aim <= 1.0) and the growth from the
 first to the second size (CPU medians; aim <= 2.1 for 10k -> 20k). ``--profile`` adds a
-cProfile of one compress on the first size, by phase and by module.
+cProfile of one compress on the first size, by phase and by module. ``--floor`` times, in
+the same run and against the same round trip, the passes over the whole input that any
+``compress`` following the seed design makes: the seed's rough count of every message
+(TK-02: the length of each message's JSON form), the input check and repair, and the one
+reading of every message (issue 8 item 1) -- what the whole pipeline must beat to reach
+the aim.
 """
 
 from __future__ import annotations
@@ -33,6 +38,9 @@ from typing import Any
 
 from long_transcript import build, describe
 from palimpsest.compaction.compressor import ContextCompressor
+from palimpsest.compaction.repair import check_messages, normalize_messages
+from palimpsest.messages.reading import read_transcript
+from palimpsest.tokens import estimate_messages_tokens_rough
 
 Message = dict[str, Any]
 
@@ -68,6 +76,36 @@ def measure(messages: list[Message], repeat: int) -> dict[str, list[float]]:
         runs["wall"].append(wall)
         runs["cpu"].append(cpu)
     return runs
+
+
+FLOOR = {
+    "seed rough count of every message (TK-02)": estimate_messages_tokens_rough,
+    "input check + repair (check_messages, normalize_messages)": lambda m: (
+        check_messages(m),
+        normalize_messages(m),
+    ),
+    "one reading of every message (read_transcript)": read_transcript,
+}
+
+
+def floor(messages: list[Message], repeat: int) -> None:
+    """Print each whole-input pass's CPU median as a ratio to the JSON round trip."""
+    baseline: list[float] = []
+    parts: dict[str, list[float]] = {label: [] for label in FLOOR}
+    for _ in range(repeat):
+        baseline.append(_timed(lambda: json.loads(json.dumps(messages)))[1])
+        for label, fn in FLOOR.items():
+            parts[label].append(_timed(lambda fn=fn: fn(messages))[1])
+    base = statistics.median(baseline)
+    print(f"\nwhole-input passes, CPU medians against the round trip ({base * 1000:.0f} ms):")
+    total = 0.0
+    for label, values in parts.items():
+        cpu = statistics.median(values)
+        total += cpu
+        print(f"  {label:<58} {cpu * 1000:7.1f} ms {cpu / base:5.2f}x")
+    print(
+        f"  {'sum (before any pruning or summarizing)':<58} {total * 1000:7.1f} ms {total / base:5.2f}x"
+    )
 
 
 def _module(filename: str) -> str:
@@ -120,6 +158,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="+", default=[10_000, 20_000])
     parser.add_argument("--repeat", type=int, default=7)
     parser.add_argument("--profile", action="store_true")
+    parser.add_argument("--floor", action="store_true")
     args = parser.parse_args()
     print(f"python {platform.python_version()} on {platform.machine()}, {platform.system()}")
     medians: dict[int, float] = {}
@@ -144,6 +183,8 @@ def main() -> None:
         )
     if args.profile:
         profile(transcripts[args.sizes[0]])
+    if args.floor:
+        floor(transcripts[args.sizes[0]], args.repeat)
 
 
 if __name__ == "__main__":
