@@ -27,6 +27,7 @@ from ..memory.manager import MemoryManager
 from ..messages import content_text, for_provider, role_of, tool_calls_of
 from ..pricing import estimate_usage_cost, prices_from_settings
 from ..providers.base import ChatModel, Completion
+from ..storage.search import SessionSearch
 from ..storage.sessions import SessionStore, new_session_id
 from ..tokens import (
     estimate_messages_tokens_rough,
@@ -192,8 +193,8 @@ class Agent:
         if self.memory is not None:
             items.append(memory_tool(self.memory))
         if self.store is not None:
-            store = self.store
-            items.append(session_search_tool(store, lambda: self.session_id))
+            # Raw previews (no summarizing model): recall never spends the main model's turns.
+            items.append(session_search_tool(SessionSearch(self.store), lambda: self.session_id))
         items.append(read_output_tool(self._outputs_dir()))
         items.append(context_status_tool(self.context_status))
         return items
