@@ -167,7 +167,7 @@ def _tool_round(agent: Agent, calls: list[Any], turn: int) -> Flow:
         yield ToolCallEvent(call_id=call_id(call), name=name, arguments=arguments)
     context = ToolContext(session_id=agent.session_id, turn=turn, workdir=agent.workdir)
     outcomes: list[ToolOutcome] = yield Offload(lambda: agent.tools.call_many(requests, context))
-    for call, (name, arguments), outcome in zip(calls, requests, outcomes, strict=True):
+    for call, (name, _args), outcome in zip(calls, requests, outcomes, strict=True):
         agent.append(
             {
                 "role": "tool",
