@@ -13,6 +13,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+
 from agent_helpers import (
     RecordingProvider,
     answer,
@@ -26,7 +27,6 @@ from agent_helpers import (
     stored,
     user,
 )
-
 from palimpsest import ScriptedChatModel
 from palimpsest.agent.events import CompactionEvent, TurnEnd, WarningEvent
 from palimpsest.agent.flush import FLUSH_MESSAGE
