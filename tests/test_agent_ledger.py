@@ -150,6 +150,16 @@ class TestFailures:
         fixed = s.ledger.last_failure()
         assert fixed is not None and fixed.fixed
 
+    def test_a_failing_shell_write_names_its_command_and_still_records_the_file(
+        self, root: Path
+    ) -> None:
+        s = Session(root)
+        s.call("run_shell", {"command": "echo x > out.txt && false"}, turn=1)
+        failure = s.ledger.last_failure()
+        assert failure is not None
+        assert failure.command == "`echo x > out.txt && false`"
+        assert s.ledger.files_modified() == ["out.txt"]  # the redirection happened
+
     def test_unfixed_failures_come_first(self, root: Path) -> None:
         ledger = StateLedger(root)
         ledger.record_call("web", {"q": 1}, ToolOutcome("Timeout: slow", is_error=True), 1)
