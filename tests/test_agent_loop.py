@@ -33,8 +33,8 @@ from palimpsest.agent.events import (
     UsageEvent,
     WarningEvent,
 )
+from palimpsest.agent.history import CANCELLED_RESULT
 from palimpsest.agent.loop import Agent
-from palimpsest.agent.turn import CANCELLED_RESULT
 from palimpsest.errors import ConfigError, ProviderError, RateLimitError
 from palimpsest.storage.sessions import SessionStore
 

@@ -44,12 +44,9 @@ from .tools import ToolContext, ToolOutcome
 if TYPE_CHECKING:
     from .loop import Agent
 
-__all__ = ["CANCELLED_RESULT", "after_round", "preflight", "turn_flow"]
+__all__ = ["after_round", "preflight", "turn_flow"]
 
 log = logging.getLogger("palimpsest.agent")
-
-CANCELLED_RESULT = "Cancelled: the user interrupted the turn before this tool call finished."
-"""The result a tool call gets when an interrupt stopped the turn before it ran."""
 
 
 def turn_flow(agent: Agent, user_message: str) -> Flow:
