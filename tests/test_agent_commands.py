@@ -1,0 +1,175 @@
+"""Slash commands: /compress, /new, /usage, /status, /undo, and what is not a command."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from agent_helpers import answer, call, calls, compressor, history, make_agent, memory_manager
+
+from palimpsest import ScriptedChatModel
+from palimpsest.agent.commands import NOTHING_TO_COMPRESS, parse_command
+from palimpsest.agent.events import CompactionEvent
+from palimpsest.storage.sessions import SessionStore
+
+
+@pytest.mark.parametrize(
+    ("line", "parsed"),
+    [
+        ("/compress", ("/compress", "")),
+        ("  /compress   API endpoints  ", ("/compress", "API endpoints")),
+        ("/NEW", ("/new", "")),
+        ("hello /compress", None),
+        ("", None),
+        ("//not a command", None),
+    ],
+)
+def test_parse_command(line: str, parsed: tuple[str, str] | None):
+    assert parse_command(line) == parsed
+
+
+def test_not_a_command_returns_none_and_unknown_is_explained(tmp_path: Path):
+    agent = make_agent(tmp_path)
+    assert agent.command("what does /compress do?") is None
+    result = agent.command("/frobnicate now")
+    assert result is not None and "Unknown command /frobnicate" in result.text
+    assert agent.model.calls == []  # type: ignore[attr-defined]
+
+
+class TestCompress:
+    def test_reply_and_rotation(self, tmp_path: Path):
+        agent = make_agent(tmp_path, messages=history(12), compressor=compressor())
+        old = agent.session_id
+        result = agent.command("/compress parser modules")
+        assert result is not None
+        assert result.text.startswith("Compressed: 24 → ")
+        assert f"Session continues as {agent.session_id}." in result.text
+        assert agent.session_id != old
+        events = [e for e in result.events if isinstance(e, CompactionEvent)]
+        assert len(events) == 1 and events[0].path == "manual" and events[0].compacted
+        assert events[0].parent_session_id == old
+
+    def test_nothing_to_compress_makes_no_call(self, tmp_path: Path):
+        agent = make_agent(tmp_path, messages=history(2), compressor=compressor())
+        result = agent.command("/compress")
+        assert result is not None and result.text == NOTHING_TO_COMPRESS
+        assert agent.model.calls == []  # type: ignore[attr-defined]
+
+    def test_force_clears_the_anti_thrash_block(self, tmp_path: Path):
+        engine = compressor()
+        agent = make_agent(tmp_path, messages=history(12), compressor=engine)
+        engine.ineffective_compression_count = 5
+        result = agent.command("/compress")
+        assert result is not None and result.text.startswith("Compressed:")
+        assert engine.compression_count == 1
+
+
+class TestNew:
+    def test_new_session_is_empty_and_the_old_one_ended(self, tmp_path: Path):
+        agent = make_agent(tmp_path, ["hi"], messages=history(3), compressor=compressor())
+        agent.todos.write([{"id": "1", "content": "x", "status": "pending"}])
+        old = agent.session_id
+        result = agent.command("/new")
+        assert result is not None and agent.session_id != old
+        assert agent.messages == [] and agent.todos.items() == []
+        assert agent.ledger.pending_asks() == []
+        store = agent.store
+        assert store is not None
+        assert store.get_session(old)["end_reason"] == "new_session"  # type: ignore[arg-type,index]
+        assert store.get_session(agent.session_id)["ended_at"] is None  # type: ignore[arg-type,index]
+        assert agent.usage_total.request_count == 0
+        assert agent.ask("hello again").text == "hi"
+
+    def test_flush_runs_only_after_enough_user_turns(self, tmp_path: Path):
+        home = tmp_path / "home"
+        flush = calls(call("memory", {"action": "add", "target": "user", "content": "uses vim"}))
+        short = make_agent(
+            tmp_path / "s", [flush], messages=history(2), memory=memory_manager(home)
+        )
+        short.command("/new")
+        assert short.model.calls == []  # type: ignore[attr-defined]
+        long = make_agent(tmp_path / "l", [flush], messages=history(6), memory=memory_manager(home))
+        result = long.command("/new")
+        assert result is not None and "Saved 1 memory update" in result.text
+        assert "uses vim" in (home / "memories" / "USER.md").read_text()
+        assert long.messages == []
+
+
+class TestReports:
+    def test_usage_with_real_figures(self, tmp_path: Path):
+        model = ScriptedChatModel([answer("a", prompt=1_500, output=20)], model="gpt-4o-mini")
+        agent = make_agent(tmp_path, model=model)
+        agent.ask("one")
+        result = agent.command("/usage")
+        assert result is not None
+        assert "1,500 in, 20 out" in result.text and "Cache: 0 read, 0 written" in result.text
+        assert "Cost: ~$" in result.text and "Estimated" not in result.text
+
+    def test_usage_unknown_cost_and_estimates_are_labelled(self, tmp_path: Path):
+        agent = make_agent(tmp_path, ["no usage here"])
+        agent.ask("one")
+        text = agent.command("/usage").text  # type: ignore[union-attr]
+        assert "Cost: unknown" in text and "Estimated: 1 call(s)" in text
+
+    def test_status(self, tmp_path: Path):
+        agent = make_agent(tmp_path, [answer("a", prompt=3_000)])
+        agent.ask("one")
+        text = agent.command("/status").text  # type: ignore[union-attr]
+        assert "Context: ~3,0" in text and "/ 100,000 tokens" in text
+        assert "Compaction threshold: 64,000 tokens" in text
+        assert f"Session: {agent.session_id}" in text and "Compactions this session: 0" in text
+
+
+class TestUndo:
+    def test_undo_restores_the_originals_and_records_it(self, tmp_path: Path):
+        msgs = history(12)
+        agent = make_agent(tmp_path, ["after undo"], messages=msgs, compressor=compressor())
+        root = agent.session_id
+        agent.compress()
+        compacted = agent.session_id
+        result = agent.command("/undo")
+        assert result is not None and "Undid the last compaction" in result.text
+        assert agent.messages == msgs
+        assert agent.compressor.compression_count == 0
+        store = agent.store
+        assert store is not None
+        assert store.get_session(compacted)["end_reason"] == "undone"  # type: ignore[index]
+        restored = agent.session_id
+        assert store.get_session(restored)["parent_session_id"] == root  # type: ignore[index]
+        assert store.get_messages(restored) == msgs
+        assert store.resume_target(root) == restored
+        agent.ask("go on")
+        assert store.get_messages(restored)[-1]["content"] == "after undo"
+        assert agent.command("/undo").text.startswith("Nothing to undo")  # type: ignore[union-attr]
+
+    def test_undo_keeps_what_was_said_after_the_compaction(self, tmp_path: Path):
+        msgs = history(12)
+        agent = make_agent(tmp_path, ["reply"], messages=msgs, compressor=compressor())
+        agent.compress()
+        agent.ask("a question after the compaction")
+        agent.command("/undo")
+        assert agent.messages[: len(msgs)] == msgs
+        assert [m["content"] for m in agent.messages[len(msgs) :]] == [
+            "a question after the compaction",
+            "reply",
+        ]
+
+    def test_undo_after_a_restart_uses_the_store(self, tmp_path: Path):
+        db = tmp_path / "state.db"
+        msgs = history(12)
+        agent = make_agent(tmp_path, store=SessionStore(db), messages=msgs, compressor=compressor())
+        agent.compress()
+        sid = agent.session_id
+        agent.close()
+        agent.store.close()  # type: ignore[union-attr]
+        again = make_agent(
+            tmp_path, store=SessionStore(db), session_id=sid, compressor=compressor()
+        )
+        assert again.compressor.compression_count == 1
+        result = again.command("/undo")
+        assert result is not None and "Undid" in result.text
+        assert again.messages == msgs and again.compressor.compression_count == 0
+
+    def test_nothing_to_undo(self, tmp_path: Path):
+        agent = make_agent(tmp_path, messages=history(3))
+        assert agent.command("/undo").text.startswith("Nothing to undo")  # type: ignore[union-attr]
