@@ -5,8 +5,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from agent_helpers import answer, call, calls, compressor, history, make_agent, memory_manager
 
+from agent_helpers import answer, call, calls, compressor, history, make_agent, memory_manager
 from palimpsest import ScriptedChatModel
 from palimpsest.agent.commands import NOTHING_TO_COMPRESS, parse_command
 from palimpsest.agent.events import CompactionEvent
