@@ -140,9 +140,11 @@ def compress_context(
     before_tokens = estimate_messages_tokens_rough(before)
 
     # 1. Flush, then the providers' checkpoint; the ledger's note rides along.
-    flush: FlushResult = yield from flush_memories(
-        agent.memory, agent.system_prompt, before, max_tokens=agent.max_tokens
-    )
+    flush = FlushResult(skipped="memory.flush_before_compression is off")
+    if agent.flush_enabled:
+        flush = yield from flush_memories(
+            agent.memory, agent.system_prompt, before, max_tokens=agent.max_tokens
+        )
     if flush.error:
         yield WarningEvent("memory_flush_failed", f"Memory flush failed: {flush.error}")
     memory_context = ""

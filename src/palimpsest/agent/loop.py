@@ -283,6 +283,10 @@ class Agent:
                 log.warning("could not record usage: %s", exc)
         self.guards = save_guards(self.store, self.session_id, self.compressor, self.guards)
         yield UsageEvent(usage=usage, estimated=estimated, cost_usd=cost)
+        check = getattr(self.compressor, "check_pressure", None)
+        warning = check(usage.prompt_tokens) if callable(check) else None
+        if isinstance(warning, str):  # CC-118: once per approach, to the host only
+            yield WarningEvent("context_pressure", warning)
 
     @property
     def usage_total(self) -> CanonicalUsage:
