@@ -24,15 +24,15 @@ def test_stdin_is_closed(tmp_path: Path) -> None:
     started = time.perf_counter()
     out = run_command("cat; echo done", tmp_path, timeout=10, output_cap=1000)
     assert out == "done\nexit code: 0"
-    assert time.perf_counter() - started < 5
+    assert time.perf_counter() - started < 8
 
 
 def test_a_background_child_holding_the_pipe_is_killed(tmp_path: Path) -> None:
     started = time.perf_counter()
-    out = run_command("sleep 30 & echo parent done", tmp_path, timeout=0.5, output_cap=1000)
-    assert time.perf_counter() - started < 5
+    out = run_command("sleep 30 & echo parent done", tmp_path, timeout=2, output_cap=1000)
+    assert time.perf_counter() - started < 8
     assert out.startswith("parent done\n")
-    assert "processes it started kept running past 0.5 s; they were killed" in out
+    assert "processes it started kept running past 2 s; they were killed" in out
     assert out.endswith("exit code: 0")
 
 
