@@ -119,3 +119,11 @@ def test_async_turn_compacts_through_the_same_flow(tmp_path: Path):
     assert "async ok" in agent.system_prompt
     assert isinstance(events[-1], TurnEnd) and events[-1].text == "done"
     assert stored(agent) == agent.messages
+
+
+def test_the_continuation_takes_the_next_lineage_title(tmp_path: Path):
+    agent = make_agent(tmp_path, messages=history(12), compressor=compressor())
+    assert agent.store is not None and agent.session_id is not None
+    agent.store.set_session_title(agent.session_id, "Build API")
+    agent.compress()
+    assert agent.store.get_session(agent.session_id)["title"] == "Build API #2"  # type: ignore[index]
