@@ -127,3 +127,16 @@ def test_the_continuation_takes_the_next_lineage_title(tmp_path: Path):
     agent.store.set_session_title(agent.session_id, "Build API")
     agent.compress()
     assert agent.store.get_session(agent.session_id)["title"] == "Build API #2"  # type: ignore[index]
+
+
+def test_the_continuation_row_holds_the_guards_after_the_compaction(tmp_path: Path):
+    from palimpsest.agent.persistence import read_guards, save_guards
+
+    engine = compressor()
+    agent = make_agent(tmp_path, messages=history(12), compressor=engine)
+    engine.ineffective_compression_count = 1  # one weak pass before: stored on the row
+    agent.guards = save_guards(agent.store, agent.session_id, engine, agent.guards)
+    agent.compress()  # a good pass resets the count; the child inherited the old 1
+    assert engine.ineffective_compression_count == 0
+    row = read_guards(agent.store, agent.session_id)  # type: ignore[arg-type]
+    assert row is not None and row.ineffective == 0

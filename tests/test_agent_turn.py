@@ -171,3 +171,25 @@ class TestInterrupt:
         end = agent.ask("anything")
         assert end.interrupted
         assert stored(agent) == agent.messages == [{"role": "user", "content": "anything"}]
+
+
+class TestRepairs:
+    def test_calls_without_ids_get_ids_their_results_name(self, tmp_path: Path):
+        bare = {"type": "function", "function": {"name": "add", "arguments": '{"a": 1, "b": 2}'}}
+        agent = make_agent(tmp_path, [calls(bare), "three"], tools=[add])
+        agent.ask("add")
+        assistant = next(m for m in agent.messages if m.get("tool_calls"))
+        cid = assistant["tool_calls"][0]["id"]
+        assert cid and valid_tool_pairs(agent.messages)
+        assert next(m for m in agent.messages if m["role"] == "tool")["tool_call_id"] == cid
+
+    def test_a_session_stored_mid_round_is_closed_before_the_next_turn(self, tmp_path: Path):
+        open_round = [
+            {"role": "user", "content": "go"},
+            {"role": "assistant", "content": None, "tool_calls": [call("add", {}, "x")]},
+        ]
+        agent = make_agent(tmp_path, ["hello"], messages=open_round)
+        agent.ask("are you there?")
+        assert valid_tool_pairs(agent.messages) and stored(agent) == agent.messages
+        request = agent.model.calls[0][0]  # type: ignore[attr-defined]
+        assert request[3]["role"] == "tool" and request[3]["content"] == CANCELLED_RESULT

@@ -41,7 +41,7 @@ from ..tokens import estimate_messages_tokens_rough
 from .driver import Flow, Offload
 from .events import CompactionEvent, CompactionPath, WarningEvent
 from .flush import FlushResult, flush_memories
-from .persistence import save_guards
+from .persistence import read_guards, save_guards
 from .todo import INJECTION_HEADER
 
 if TYPE_CHECKING:
@@ -229,7 +229,9 @@ def compress_context(
             engine.on_session_start(new_id, boundary_reason="compression", old_session_id=old_id)
         except Exception:
             log.warning("engine.on_session_start failed", exc_info=True)
-    agent.guards = save_guards(agent.store, new_id, engine, None)
+    # The child inherited the parent's row values: compare with those, not with defaults.
+    inherited = read_guards(agent.store, new_id) if agent.store and new_id else None
+    agent.guards = save_guards(agent.store, new_id, engine, inherited)
     agent.undo = UndoRecord(
         before=before,
         after_len=len(compacted_list),
