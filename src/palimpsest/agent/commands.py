@@ -76,6 +76,8 @@ def _compress(agent: Agent, focus: str) -> CommandResult:
     before_tokens = estimate_messages_tokens_rough(before)
     events, outcome = _drain(agent, agent.compress_flow(focus or None))
     assert isinstance(outcome, CompactionOutcome)
+    if outcome.locked:
+        return CommandResult("/compress", outcome.event.reason or "", events)
     after = agent.messages if outcome.compacted else before
     facts = outcome.feedback_facts
     feedback = summarize_manual_compression(
