@@ -193,3 +193,14 @@ class TestRepairs:
         assert valid_tool_pairs(agent.messages) and stored(agent) == agent.messages
         request = agent.model.calls[0][0]  # type: ignore[attr-defined]
         assert request[3]["role"] == "tool" and request[3]["content"] == CANCELLED_RESULT
+
+
+def test_a_caller_that_stops_reading_leaves_a_valid_history(tmp_path: Path):
+    reply = calls(call("add", {"a": 1, "b": 2}, "a1"), call("add", {"a": 3, "b": 4}, "a2"))
+    agent = make_agent(tmp_path, [reply], tools=[add])
+    for event in agent.run("add twice"):
+        if isinstance(event, ToolCallEvent):
+            break  # the host gave up in the middle of the round
+    assert valid_tool_pairs(agent.messages) and stored(agent) == agent.messages
+    agent.model.enqueue("fine")  # type: ignore[attr-defined]
+    assert agent.ask("still there?").text == "fine"  # and the agent is usable again
