@@ -111,7 +111,8 @@ class SpeculativeCompactor:
         self._prepare = prepare
         self._lock = threading.Lock()
         self._job: _Job | None = None
-        self._thread: threading.Thread | None = None
+        self._busy = False
+        """A background thread is at work (perhaps on a dropped job)."""
         self._taken: CompressionStats | None = None
         self._closed = False
 
@@ -171,7 +172,7 @@ class SpeculativeCompactor:
                 if self._current(job, messages):
                     return False  # running, ready, or failed for this very history
                 self._job = None  # stale: the span or the compressor moved on
-            if self._thread is not None and self._thread.is_alive():
+            if self._busy:
                 return False  # a dropped preparation is still finishing
             if live.cooldown_remaining() > 0:
                 return False  # the summary would be the deterministic fallback anyway
@@ -179,13 +180,19 @@ class SpeculativeCompactor:
             prefix = [_copy_message(m) for m in islice(messages, settled)]
             job = _Job(prefix, _marks(live), live.last_stats, _detached(live))
             self._job = job
-            self._thread = threading.Thread(
+            thread = threading.Thread(
                 target=self._run,
                 args=(job, prompt_tokens, focus),
                 name="palimpsest-speculative-compaction",
                 daemon=True,
             )
-            self._thread.start()
+            self._busy = True
+            try:
+                thread.start()
+            except RuntimeError as exc:  # the interpreter is out of threads or shutting down
+                self._busy = False
+                job.state, job.error = "failed", exc
+                job.done.set()
         return True
 
     def take(self, messages: Sequence[Message], *, wait: float = 0.0) -> list[Message] | None:
@@ -236,35 +243,40 @@ class SpeculativeCompactor:
         result: list[Message] | None = None
         error: BaseException | None = None
         try:
-            context = self._prepare(job.prefix) if self._prepare is not None else ""
-            if not isinstance(context, str):
-                raise TypeError(f"prepare() must return a str, got {type(context).__name__}")
-            result = job.worker.compress(job.prefix, prompt_tokens, focus, memory_context=context)
-            stats = job.worker.last_stats
-            if not stats.compressed:
-                raise SummaryError(
-                    f"the compressor compacted nothing ({stats.reason})", cause_kind="no_op"
-                )
-            if stats.fallback_used:
-                # The synchronous path may reach the summary model where this one did not.
-                raise SummaryError(
-                    "the summary failed and only the fallback summary was written "
-                    f"({job.worker.last_summary_error or 'unknown error'})",
-                    cause_kind="fallback",
-                )
+            result = self._compact(job, prompt_tokens, focus)
         except BaseException as exc:  # a worker's failure is its candidate's state
-            result, error = None, exc
+            error = exc
+            if job is self._job and not self._compressor.quiet_mode:
+                logger.warning(
+                    "Speculative compaction failed; the threshold will compact synchronously: %s",
+                    redact(f"{type(error).__name__}: {error}"),
+                )
         finally:
             with self._lock:
                 if job is self._job:  # else cancelled or stale: the outcome is dropped
                     job.result, job.error = result, error
                     job.state = "ready" if error is None else "failed"
+                self._busy = False
             job.done.set()
-        if error is not None and not self._compressor.quiet_mode:
-            logger.warning(
-                "Speculative compaction failed; the threshold will compact synchronously: %s",
-                redact(f"{type(error).__name__}: {error}"),
+
+    def _compact(self, job: _Job, prompt_tokens: int, focus: str | None) -> list[Message]:
+        context = self._prepare(job.prefix) if self._prepare is not None else ""
+        if not isinstance(context, str):
+            raise TypeError(f"prepare() must return a str, got {type(context).__name__}")
+        result = job.worker.compress(job.prefix, prompt_tokens, focus, memory_context=context)
+        stats = job.worker.last_stats
+        if not stats.compressed:
+            raise SummaryError(
+                f"the compressor compacted nothing ({stats.reason})", cause_kind="no_op"
             )
+        if stats.fallback_used:
+            # The synchronous path may reach the summary model where this one did not.
+            raise SummaryError(
+                "the summary failed and only the fallback summary was written "
+                f"({job.worker.last_summary_error or 'unknown error'})",
+                cause_kind="fallback",
+            )
+        return result
 
     # -- checks and the swap (called with the lock held) -------------------------------
 
@@ -285,18 +297,19 @@ class SpeculativeCompactor:
         live, worker = self._compressor, job.worker
         stats = worker.last_stats
         new = list(islice(messages, len(job.prefix), None))
+        result = [*candidate, *new]
         try:
-            new_tokens = live.token_counter.count_messages(new) if new else 0
+            # Measured whole, not as a sum: the rough rule rounds per list, not per message.
+            after = live.token_counter.count_messages(result) if new else stats.after_tokens
+            before = live.estimate_request_tokens(messages) if new else stats.before_tokens
         except (TypeError, ValueError, RecursionError):
-            return None  # the synchronous path reports what is wrong with them
-        after = stats.after_tokens + new_tokens
+            return None  # the synchronous path reports what is wrong with the new messages
         if after > live.fit_target_tokens or after >= live.threshold_tokens:
             return None
-        result = [*candidate, *new]
         taken = replace(
             stats,
             before_messages=stats.before_messages + len(new),
-            before_tokens=stats.before_tokens + new_tokens,
+            before_tokens=before,
             tail_messages=stats.tail_messages + len(new),
             after_tokens=after,
             summary_rejections=list(stats.summary_rejections),
