@@ -40,14 +40,23 @@ class GatedSummarizer(ExtractiveSummarizer):
         self.gate = threading.Event()
         self.error = error
         self.threads: list[str] = []
+        self.active = self.peak = 0
+        self._count = threading.Lock()
 
     def summarize(self, request: SummaryRequest) -> str:
-        self.threads.append(threading.current_thread().name)
-        if not self.gate.wait(10):
-            raise TimeoutError("the test never opened the gate")
-        if self.error is not None:
-            raise self.error
-        return super().summarize(request)
+        with self._count:
+            self.threads.append(threading.current_thread().name)
+            self.active += 1
+            self.peak = max(self.peak, self.active)
+        try:
+            if not self.gate.wait(10):
+                raise TimeoutError("the test never opened the gate")
+            if self.error is not None:
+                raise self.error
+            return super().summarize(request)
+        finally:
+            with self._count:
+                self.active -= 1
 
 
 def round_(i: int, *, error: bool = True) -> list[Message]:
@@ -158,8 +167,9 @@ class TestSwap:
         assert stats is live.last_stats and stats is not None and stats.compressed
         assert stats.after_messages == len(result)
         assert stats.before_messages == len(messages)
-        assert stats.after_tokens == live.token_counter.count_messages(result)
-        assert stats.before_tokens == live.token_counter.count_messages(messages)
+        # Measured by parts: within a token of a whole count by the chars/4 rule.
+        assert abs(stats.after_tokens - live.token_counter.count_messages(result)) <= 1
+        assert abs(stats.before_tokens - live.token_counter.count_messages(messages)) <= 1
         assert live.ineffective_compression_count == 0  # it saved far more than 10%
         assert statuses == [
             "Session compressed 2 times — accuracy may degrade. Consider /new to start fresh."
@@ -337,12 +347,13 @@ class TestNeverBlocks:
         spec.cancel()
         messages.extend(round_(90))
         assert not spec.observe(messages, PROMPT)  # the dropped one is still finishing
-        assert [t.name for t in threading.enumerate()].count(THREAD) == 1
+        assert spec.state == "idle"
         gated.gate.set()
         join_worker()
         assert spec.state == "idle"  # its outcome was dropped
         assert spec.observe(messages, PROMPT)
         assert settle(spec) == "ready"
+        assert gated.threads == [THREAD, THREAD] and gated.peak == 1  # never two at once
 
 
 class TestObserve:
@@ -356,12 +367,14 @@ class TestObserve:
         assert not spec.observe(messages, AWAITING_REAL_USAGE)  # unknown is not zero
         assert spec.state == "idle"
         assert spec.observe(messages, mark)
+        assert settle(spec) == "ready"
 
     def test_a_custom_mark(self) -> None:
         live = compressor()
         spec = SpeculativeCompactor(live, mark=0.9)
         assert not spec.observe(conversation(), int(0.85 * live.threshold_tokens))
         assert spec.observe(conversation(), int(0.9 * live.threshold_tokens))
+        assert settle(spec) == "ready"
 
     def test_a_stale_ready_candidate_is_replaced(
         self, ready: tuple[SpeculativeCompactor, list[Message]], gated: GatedSummarizer
