@@ -22,8 +22,7 @@ What keeps the swap honest:
   C-level list comparison: an untouched string compares by pointer, a message rebuilt
   with equal content compares equal, an edit in place shows as a difference. On 5,000
   real messages (5 MB of JSON) ``observe`` costs about 40 ms, once per preparation, and
-  ``take`` about 8 ms, 3 ms of it the comparison (``benchmarks/speculative.py``); a
-  serialized digest of the same messages would take 150 ms.
+  ``take`` a few ms (``benchmarks/speculative.py``); a digest of their JSON takes 150 ms.
 - **Only settled history is prepared.** A trailing assistant message whose tool calls are
   not all answered is left out with what follows it: its results arrive later, and a
   candidate that had stubbed or summarized the call would be broken by them.
@@ -117,6 +116,7 @@ class SpeculativeCompactor:
         self._lock = threading.Lock()
         self._job: _Job | None = None
         self._busy = False  # a background thread is at work, perhaps on a dropped job
+        self._spent: _Job | None = None  # the last taken job, freed by the next observe
         self._taken: CompressionStats | None = None
         self._closed = False
 
@@ -161,6 +161,7 @@ class SpeculativeCompactor:
         """
         if isinstance(prompt_tokens, bool) or not isinstance(prompt_tokens, int):
             raise TypeError(f"prompt_tokens must be an int, got {type(prompt_tokens).__name__}")
+        self._spent = None
         live = self._compressor
         threshold = live.threshold_tokens
         if self._closed or prompt_tokens < 0:
@@ -200,11 +201,10 @@ class SpeculativeCompactor:
     def take(self, messages: Sequence[Message], *, wait: float = 0.0) -> list[Message] | None:
         """At the threshold: the compacted list, or ``None`` to compact synchronously.
 
-        The list is the ready candidate followed by every message added to ``messages``
-        since the preparation started (they are the newest, and belong to the tail). It
-        is returned only when the prepared messages are still, unchanged, the first
-        messages of ``messages``, the live compressor has not compacted or been reset
-        since, and the result fits (see the module docstring); the live compressor then
+        The list is the ready candidate followed by every message added since it was
+        prepared (the newest: they belong to the tail), returned only when the prepared
+        messages are still, unchanged, the first of ``messages``, the live compressor has
+        not compacted or been reset since, and the result fits; the live compressor then
         records the compaction. A running preparation is waited for up to ``wait``
         seconds (0: not at all). ``messages`` is never modified.
         """
@@ -223,6 +223,8 @@ class SpeculativeCompactor:
             if self._current(job, messages):
                 result = self._swap(job, job.result, messages)
             self._job = None  # taken, or of no further use: more messages will not help
+            # Freeing the job's copies takes milliseconds: after the request, not before.
+            self._spent = job
         return result
 
     def cancel(self) -> None:
@@ -232,7 +234,7 @@ class SpeculativeCompactor:
         its result is thrown away; no new one starts until it has.
         """
         with self._lock:
-            self._job = None
+            self._job = self._spent = None
 
     def close(self) -> None:
         """Drop the candidate and start no more preparations; never waits for the thread."""
