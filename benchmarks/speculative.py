@@ -12,7 +12,8 @@ to the next request's messages being ready:
 - (a) synchronous: ``compress(messages)``;
 - (b) speculative: ``SpeculativeCompactor.observe`` after every round (the preparation
   starts at ``--mark`` of the threshold, on a background thread), then ``take(messages)``
-  at the threshold, and ``compress`` only when ``take`` returned nothing.
+  at the threshold (waiting up to ``--wait`` seconds for a candidate still being written,
+  0 by default), and ``compress`` only when ``take`` returned nothing.
 
 In (b) every round first waits ``--round-seconds``, the main model's answer: the time the
 conversation goes on while the summary is written. (a) does not wait (its stall does not
@@ -20,7 +21,7 @@ depend on it). Then, the caller-thread costs on a 5,000-message conversation (5 
 ``observe`` (which copies the span) and ``take`` (which compares it and swaps). Run:
 
     python benchmarks/speculative.py [--summary-seconds 2] [--round-seconds 0.25]
-        [--crossings 3] [--context-length 64000] [--threshold 0.5] [--mark 0.7]
+        [--crossings 3] [--context-length 64000] [--threshold 0.5] [--mark 0.7] [--wait 0]
 """
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ def run(args: argparse.Namespace, source: list[Message], speculative: bool) -> l
         if spec is not None and spec.error is not None:
             state = f"failed ({spec.error})"
         started = time.perf_counter()
-        out = spec.take(messages) if spec is not None else None
+        out = spec.take(messages, wait=args.wait) if spec is not None else None
         path = "swap" if out is not None else "sync"
         if out is None:
             out = live.compress(messages, tokens)
@@ -157,6 +158,9 @@ def main() -> None:
     parser.add_argument("--threshold", type=float, default=0.5)
     parser.add_argument("--mark", type=float, default=SPECULATIVE_MARK)
     parser.add_argument("--messages", type=int, default=3_000)
+    parser.add_argument(
+        "--wait", type=float, default=0.0, help="seconds take() may wait for a running candidate"
+    )
     args = parser.parse_args()
     print(
         f"python {platform.python_version()} on {platform.machine()} {platform.system()}, "
@@ -187,7 +191,10 @@ def main() -> None:
             f"{statistics.median(stalls):,.1f} ms | {max(stalls):,.1f} ms | "
             f"{statistics.median(c.after_tokens for c in crossings):,.0f} |"
         )
-    swaps = [c.stall * 1000 for c in results["speculative"] if c.path == "swap"]
+    # Only a candidate that was ready when the check fired counts: one waited for is not.
+    swaps = [
+        c.stall * 1000 for c in results["speculative"] if c.path == "swap" and c.state == "ready"
+    ]
     if swaps:
         verdict = "yes" if max(swaps) <= BUDGET_MS else "NO"
         print(
@@ -196,7 +203,7 @@ def main() -> None:
             f"{verdict}"
         )
     else:
-        print("\nno candidate was ready at any crossing: raise --round-seconds or lower --mark")
+        print("\nno candidate was ready at any check: raise --round-seconds or lower --mark")
     observe_ms, take_ms, n = caller_costs(5_000)
     print(
         f"caller-thread costs at {n:,} messages: observe (copies the span, starts the "
