@@ -255,15 +255,20 @@ class TestNoStaleReuse:
         compacted = compressor().compress(messages)
         assert spec.take(compacted) is None
 
-    def test_too_much_added_since_gives_none(
-        self, ready: tuple[SpeculativeCompactor, list[Message]]
-    ) -> None:
-        """The candidate plus what came since would be over the threshold."""
-        spec, messages = ready
+    def test_too_much_added_since_gives_none(self, gated: GatedSummarizer) -> None:
+        """The candidate plus what came since would be over the threshold (which the
+        compressor never sets above the window minus the output reserve)."""
+        live = compressor(gated)
+        assert live.threshold_tokens <= live.fit_target_tokens
+        spec = SpeculativeCompactor(live)
+        messages = conversation()
+        assert spec.observe(messages, PROMPT)
+        gated.gate.set()
+        settle(spec)
         for i in range(100, 112):
             messages.extend(round_(i))
         assert spec.take(messages) is None
-        assert spec.state == "idle"
+        assert spec.state == "idle" and live.compression_count == 0
 
     def test_cancel_drops_the_candidate(
         self, ready: tuple[SpeculativeCompactor, list[Message]]
