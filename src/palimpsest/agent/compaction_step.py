@@ -141,7 +141,12 @@ def compress_context(
 
     # 1. Flush, then the providers' checkpoint; the ledger's note rides along.
     flush: FlushResult = yield from flush_memories(
-        agent.memory, agent.system_prompt, before, max_tokens=agent.max_tokens
+        agent.memory,
+        agent.system_prompt,
+        before,
+        max_tokens=agent.max_tokens,
+        window=agent.context_length,
+        measure=agent.calibrated,
     )
     if flush.error:
         yield WarningEvent("memory_flush_failed", f"Memory flush failed: {flush.error}")
