@@ -158,7 +158,9 @@ class Script:
 
     def _reply(self, messages: list[dict[str, Any]]) -> Completion:
         last = messages[-1]
-        if last.get("role") == "user" and str(last.get("content", "")).startswith(FLUSH_MESSAGE[:30]):
+        if last.get("role") == "user" and str(last.get("content", "")).startswith(
+            FLUSH_MESSAGE[:30]
+        ):
             self.flushes += 1
             self.log.append("flush")
             note = {"action": "add", "target": "memory", "content": f"flush note {self.flushes}"}
@@ -179,7 +181,10 @@ class Script:
             if step["kind"] == "write":
                 path = REAL_PATHS[len(self.written) % len(REAL_PATHS)]
                 self.written.append(path)
-                return _calls(("write_file", {"path": path, "content": step["content"]}, cid), text=step["thought"])
+                return _calls(
+                    ("write_file", {"path": path, "content": step["content"]}, cid),
+                    text=step["thought"],
+                )
             arguments = {"command": step["command"], "output": step["output"], "exit": step["exit"]}
             if step["exit"]:
                 self.failures.append(step["command"])
@@ -192,7 +197,11 @@ def _calls(*items: tuple[str, dict[str, Any], str], text: str | None = None) -> 
     return Completion(
         content=text,
         tool_calls=[
-            {"id": cid, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+            {
+                "id": cid,
+                "type": "function",
+                "function": {"name": name, "arguments": json.dumps(args)},
+            }
             for name, args, cid in items
         ],
         usage=CanonicalUsage(),
@@ -275,9 +284,7 @@ def test_three_hundred_turns_in_a_16k_window(tmp_path: Path, steps: list[dict[st
     assert failure is not None and script.failures
     shown = failure.command.strip().strip("`")
     assert shown == script.failures[-1].strip()[: len(shown)]
-    injected = "\n".join(
-        str(m.get("content")) for m in agent.messages if m.get("role") == "user"
-    )
+    injected = "\n".join(str(m.get("content")) for m in agent.messages if m.get("role") == "user")
     for path in set(script.written):
         assert path in injected, path
 
