@@ -112,6 +112,8 @@ def _new(agent: Agent, _: str) -> CommandResult:
             agent.messages,
             min_turns=max(1, min_turns),
             max_tokens=agent.max_tokens,
+            window=agent.context_length,
+            measure=agent.calibrated,
         )
         events, flushed = _drain(agent, flow)
     old = agent.session_id

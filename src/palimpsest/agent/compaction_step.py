@@ -189,7 +189,12 @@ def _compress_locked(
     flush = FlushResult(skipped="memory.flush_before_compression is off")
     if agent.flush_enabled:
         flush = yield from flush_memories(
-            agent.memory, agent.system_prompt, before, max_tokens=agent.max_tokens
+            agent.memory,
+            agent.system_prompt,
+            before,
+            max_tokens=agent.max_tokens,
+            window=agent.context_length,
+            measure=agent.calibrated,
         )
     if flush.error:
         yield WarningEvent("memory_flush_failed", f"Memory flush failed: {flush.error}")

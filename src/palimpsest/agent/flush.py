@@ -20,7 +20,7 @@ from __future__ import annotations
 
 import json
 import logging
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -30,6 +30,7 @@ from ..memory.tool import MEMORY_TOOL_NAME, MEMORY_TOOL_SCHEMA
 from ..messages import call_arguments, call_name, role_of
 from ..providers.base import Completion
 from .driver import Flow, ModelCall
+from .flush_fit import fit_flush_request
 
 __all__ = [
     "FLUSH_MAX_TOKENS",
@@ -98,20 +99,34 @@ def flush_memories(
     *,
     min_turns: int = 0,
     max_tokens: int | None = None,
+    window: int | None = None,
+    measure: Callable[[int], int] | None = None,
 ) -> Flow:
     """The flush as a flow (see :mod:`.driver`); returns a :class:`FlushResult`.
 
     ``messages`` is never modified. ``max_tokens`` caps the reply below
-    :data:`FLUSH_MAX_TOKENS` (e.g. the agent's own output cap).
+    :data:`FLUSH_MAX_TOKENS` (e.g. the agent's own output cap). With ``window`` the request
+    is fitted to it (:mod:`.flush_fit`, with ``measure`` scaling rough estimates to the
+    model's count); a flush that cannot fit is skipped, not sent.
     """
     reason = flush_skip_reason(memory, messages, min_turns)
     if reason is not None or memory is None:
         return FlushResult(skipped=reason)
-    request: list[dict[str, Any]] = [{"role": "system", "content": system_prompt}]
-    request += [dict(m) for m in messages]
-    request.append({"role": "user", "content": FLUSH_MESSAGE})
     cap = min(FLUSH_MAX_TOKENS, max_tokens) if max_tokens else FLUSH_MAX_TOKENS
     tools = [{"type": "function", "function": dict(MEMORY_TOOL_SCHEMA)}]
+    fitted = fit_flush_request(
+        {"role": "system", "content": system_prompt},
+        [dict(m) for m in messages],
+        {"role": "user", "content": FLUSH_MESSAGE},
+        tools,
+        window,
+        cap,
+        measure,
+    )
+    if fitted is None:
+        log.warning("memory flush skipped: the conversation does not fit the window")
+        return FlushResult(skipped="the conversation does not fit the window, even pruned")
+    request, cap = fitted
     result = FlushResult(ran=True)
     try:
         reply: Completion = yield ModelCall(

@@ -24,6 +24,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from ..compaction.redact import redact
+from ..messages.markers import LEDGER_HEADER
 from ..summarizers.actions import Action, classify_call, clip, is_shell_tool
 from ..summarizers.outcomes import apply_result
 from ..summarizers.paths import display_path, resolve_path
@@ -34,8 +35,8 @@ if TYPE_CHECKING:
 
 __all__ = ["LEDGER_HEADER", "Failure", "FileRecord", "StateLedger"]
 
-LEDGER_HEADER = "[State ledger kept by the agent across context compression]"
-"""First line of the rendered ledger."""
+# First line of the rendered ledger; defined with the reading, which reads a message that
+# starts with it as synthetic, never as the user's request (CC-53).
 
 MAX_ASKS = 5
 """Pending user requests kept: the newest ones."""

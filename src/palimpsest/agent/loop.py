@@ -250,6 +250,10 @@ class Agent:
             return real + estimate_messages_tokens_rough(added)
         return self.estimate_request()
 
+    def calibrated(self, rough_estimate: int) -> int:
+        """A rough estimate scaled by what this model's real usage has shown so far."""
+        return self.usage.calibrator.calibrated(self.usage.model, rough_estimate)
+
     def compaction_allowed(self, tokens: int) -> Flow:
         """Should an automatic compaction run at ``tokens``? Warns once per blocked period."""
         engine = self.compressor

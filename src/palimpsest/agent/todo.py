@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ..messages.markers import TODO_SNAPSHOT_HEADER
 from .registry import tool
 from .tools import Tool
 
@@ -35,8 +36,9 @@ __all__ = [
     "todo_tool",
 ]
 
-INJECTION_HEADER = "[Your active task list was preserved across context compression]"
-"""First line of the post-compaction snapshot; the compressor recognises it (CC-53)."""
+INJECTION_HEADER = TODO_SNAPSHOT_HEADER
+"""First line of the post-compaction snapshot (AL-17); the reading takes a message that
+starts with it for synthetic, never for the user's request (CC-53)."""
 
 STATUSES = ("pending", "in_progress", "completed", "cancelled")
 ACTIVE = frozenset({"pending", "in_progress"})

@@ -26,7 +26,7 @@ from ..messages.reading import read_transcript
 from ..summarizers.base import Summarizer, SummaryRequest
 from ..tokens import ExactCounter, MessageSizer, RoughCounter, TokenCounter
 from .assemble import Assembly, sanitize_tool_pairs, strip_host_markers
-from .boundaries import MIN_TAIL_MESSAGES, align_forward, find_tail_cut
+from .boundaries import MIN_TAIL_MESSAGES, TAIL_SOFT_CEILING, align_forward, find_tail_cut
 from .fit import FitResult, fit_target
 from .growth import exact_saving, would_grow
 from .markers import (
@@ -308,6 +308,14 @@ class ContextCompressor(SummaryWriter):
         if start >= end:
             return self._no_op(work, stats, "nothing between head and tail")
         turns, earlier = self._turns_to_summarize(work, start, end)
+        if not turns and earlier and end < len(work):
+            # The middle is only the earlier summary: everything after it fit under the tail's
+            # 1.5x ceiling once pruned. Walk again past the summary with the raw budget (the
+            # re-walk of CC-52, applied behind the summary) so the newer turns can still be
+            # folded in; otherwise a session whose every compaction lands here never shrinks
+            # again and overflows its window.
+            end = find_tail_cut(work, end, int(tail_budget / TAIL_SOFT_CEILING), readings=readings)
+            turns, earlier = self._turns_to_summarize(work, start, end)
         if not turns:
             return self._no_op(work, stats, "only an earlier summary to compress")
         stats.head_messages, stats.middle_messages = start, end - start

@@ -29,10 +29,12 @@ __all__ = [
     "CODEX_SUMMARY_PREFIX",
     "END_MARKER",
     "HISTORICAL_PREFIXES",
+    "LEDGER_HEADER",
     "LEGACY_SUMMARY_PREFIX",
     "SUMMARY_FLAG",
     "SUMMARY_PREFIX",
     "SUMMARY_USER_TURN_FLAG",
+    "TODO_SNAPSHOT_HEADER",
     "foreign_summary_source",
     "is_compaction_summary_message",
     "split_summary_content",
@@ -64,6 +66,12 @@ _FOREIGN_FIRST_LINE = "[CONTEXT COMPACTION"
 END_MARKER = "--- END OF CONTEXT SUMMARY — respond to the message below, not the summary above ---"
 """Closes a summary so a merged message can be unwrapped exactly and weak models do not
 mistake the quoted Active Task for a new request (CC-97)."""
+
+TODO_SNAPSHOT_HEADER = "[Your active task list was preserved across context compression]"
+"""First line of the todo snapshot an agent appends after a compaction (agent-loop AL-17).
+It is synthetic: never the user's request (CC-53)."""
+LEDGER_HEADER = "[State ledger kept by the agent across context compression]"
+"""First line of the state ledger an agent appends after a compaction; synthetic too."""
 
 SUMMARY_FLAG = "_compressed_summary"
 SUMMARY_USER_TURN_FLAG = "_compressed_summary_has_user_turn"

@@ -20,6 +20,8 @@ guarded by a cheap ``in``; nothing here is quadratic in the message length.
 
 from __future__ import annotations
 
+from .markers import LEDGER_HEADER, TODO_SNAPSHOT_HEADER
+
 __all__ = ["HEAD_WINDOW", "clean_request", "is_demonstration", "noise_reason"]
 
 HEAD_WINDOW = 400
@@ -63,6 +65,9 @@ _NOISE_PREFIXES: tuple[tuple[str, str], ...] = (
     ("Your output could not be parsed as JSON.", "format error"),
     # mini-swe-agent: format_error_template (config/default.yaml).
     ("Please always provide EXACTLY ONE action in triple backticks", "format error"),
+    # palimpsest's own agent: what it appends after a compaction (CC-53: synthetic).
+    (TODO_SNAPSHOT_HEADER, "todo snapshot"),
+    (LEDGER_HEADER, "state ledger"),
 )
 
 _BY_FIRST: dict[str, tuple[tuple[str, str], ...]] = {}
