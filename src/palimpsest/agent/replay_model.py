@@ -1,0 +1,358 @@
+"""Replaying a recorded transcript through the agent: a ChatModel whose answers are the
+assistant turns someone's agent really sent.
+
+``palimpsest replay`` and ``palimpsest chat --model replay:PATH`` use this to drive the real
+:class:`~palimpsest.agent.loop.Agent` (compaction, sessions, tools) with no network and no
+model: the *conversation* comes from the file, everything else runs for real. That shows a
+user, on their own transcripts, when compaction fires, what it removes and how sessions
+chain.
+
+Transcripts act in two styles and both replay:
+
+* **native tool calls** (OpenAI ``tool_calls``, Claude Code, Codex, SWE-agent function
+  calling): the recorded assistant message carries the calls; :func:`replay_tools` gives the
+  agent one tool per recorded tool name that answers each call with the result recorded
+  under its call id, so the loop runs its ordinary tool round;
+* **text actions** (SWE-agent's fenced or ``<command>`` actions, mini-swe-agent): the action
+  is in the assistant's text and the framework sent its output back as the next user
+  message; :func:`build_script` makes that observation the user message of the next run, as
+  the framework did.
+
+:func:`build_script` cuts a transcript into :class:`ReplayTurn` s (the user message that
+starts an ``Agent.run`` and the assistant replies that answer it) using
+:func:`palimpsest.messages.reading.read_transcript` to say which user messages are requests,
+observations or host noise. :class:`ReplayChatModel` serves the replies in order; it sends
+no usage, so the agent treats usage as unknown (estimated), never as zero.
+"""
+
+from __future__ import annotations
+
+from collections import deque
+from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
+from typing import Any, Literal
+
+from ..errors import ProviderError
+from ..messages.content import (
+    call_arguments,
+    call_id,
+    call_name,
+    content_text,
+    role_of,
+    tool_calls_of,
+)
+from ..messages.reading import read_transcript
+from ..providers.base import Completion
+from .tools import Tool, ToolContext
+
+__all__ = [
+    "FLUSH_TOOL_NAME",
+    "NO_RECORDED_RESULT",
+    "REPLAY_PREFIX",
+    "ReplayChatModel",
+    "ReplayExhaustedError",
+    "ReplayScript",
+    "ReplayTurn",
+    "build_script",
+    "replay_tools",
+]
+
+REPLAY_PREFIX = "replay"
+"""Model-spec prefix (``replay:PATH``) the CLI routes to this module."""
+
+FLUSH_TOOL_NAME = "memory"
+"""A request that offers only this tool is the agent's memory flush (spec memory.md MEM-57);
+a transcript recorded no answer to it, so the replay answers it with nothing and keeps its
+place in the recording."""
+
+NO_RECORDED_RESULT = "(the transcript recorded no result for this call)"
+"""What a replay tool returns for a call whose result is missing from the transcript."""
+
+TurnKind = Literal["request", "observation", "noise", "summary"]
+
+
+@dataclass(frozen=True)
+class ReplayTurn:
+    """One ``Agent.run``: the user message that starts it and the replies that answer it.
+
+    ``kind`` is how the reading classes the user message (a person's ``request``, a text
+    action's ``observation``, host ``noise``, an earlier ``summary``). ``index`` is the
+    transcript index of that user message. ``replies`` are assistant messages in OpenAI
+    shape; a native turn has several (one per tool round), a text-action turn usually one.
+    """
+
+    user: str
+    kind: TurnKind
+    index: int
+    replies: tuple[dict[str, Any], ...]
+
+
+@dataclass(frozen=True)
+class ReplayScript:
+    """A transcript cut into turns, with the recorded tool results keyed by call id."""
+
+    system: str | None
+    turns: tuple[ReplayTurn, ...]
+    tool_results: Mapping[str, tuple[str, ...]]
+    """Recorded results by call id, in order: some agents reuse an id for several calls."""
+    skipped: int = 0
+    """Messages that could not be placed: assistant text before any user message, system
+    messages after the first, tool results whose call was never made."""
+
+    @property
+    def replies(self) -> list[dict[str, Any]]:
+        """Every reply of every turn, in order (what ``chat --model replay:`` plays)."""
+        return [reply for turn in self.turns for reply in turn.replies]
+
+    @property
+    def tool_names(self) -> list[str]:
+        """Names of the tools the recorded assistant called, first use first."""
+        seen: dict[str, None] = {}
+        for reply in self.replies:
+            for call in tool_calls_of(reply):
+                seen.setdefault(call_name(call), None)
+        return list(seen)
+
+    @property
+    def native(self) -> bool:
+        """True when the transcript acts through native tool calls."""
+        return bool(self.tool_names)
+
+
+class ReplayExhaustedError(ProviderError):
+    """The agent asked for a reply after the recording ran out."""
+
+
+def _normal_call(call: Any, position: int) -> dict[str, Any]:
+    ident = call_id(call) or f"replay_call_{position}"
+    return {
+        "id": ident,
+        "type": "function",
+        "function": {"name": call_name(call), "arguments": call_arguments(call) or "{}"},
+    }
+
+
+def _reply(message: Mapping[str, Any], position: int) -> dict[str, Any]:
+    """A recorded assistant message reduced to what a provider would answer."""
+    text = content_text(message.get("content"))
+    reply: dict[str, Any] = {"role": "assistant", "content": text or None}
+    calls = [_normal_call(c, position * 100 + i) for i, c in enumerate(tool_calls_of(message))]
+    if calls:
+        reply["tool_calls"] = calls
+    return reply
+
+
+def _merge(earlier: dict[str, Any], later: dict[str, Any]) -> dict[str, Any]:
+    """Two assistant messages in a row, the first without calls, as one reply (the agent
+    ends its turn on a reply without calls, so it could never send the second)."""
+    texts = [t for t in (earlier.get("content"), later.get("content")) if t]
+    merged: dict[str, Any] = {"role": "assistant", "content": "\n\n".join(texts) or None}
+    if later.get("tool_calls"):
+        merged["tool_calls"] = later["tool_calls"]
+    return merged
+
+
+def _turn_kind(kind: str) -> TurnKind:
+    if kind == "observation":
+        return "observation"
+    if kind == "noise":
+        return "noise"
+    if kind == "summary":
+        return "summary"
+    return "request"
+
+
+class _ScriptBuilder:
+    def __init__(self) -> None:
+        self.system: str | None = None
+        self.turns: list[ReplayTurn] = []
+        self.results: dict[str, list[str]] = {}
+        self.called: set[str] = set()
+        self.skipped = 0
+        self._user: list[str] = []
+        self._kind: TurnKind = "request"
+        self._index = 0
+        self._replies: list[dict[str, Any]] = []
+
+    def _close(self) -> None:
+        if self._user:
+            text = "\n\n".join(self._user)
+            self.turns.append(ReplayTurn(text, self._kind, self._index, tuple(self._replies)))
+        self._user, self._replies = [], []
+
+    def user(self, index: int, text: str, kind: str) -> None:
+        if self._replies or not self._user:
+            self._close()
+            self._index = index
+            self._kind = _turn_kind(kind)
+        self._user.append(text)
+
+    def assistant(self, message: Mapping[str, Any], index: int) -> None:
+        if not self._user:
+            self.skipped += 1
+            return
+        reply = _reply(message, index)
+        self.called.update(call_id(c) for c in reply.get("tool_calls", ()))
+        if self._replies and not self._replies[-1].get("tool_calls"):
+            self._replies[-1] = _merge(self._replies[-1], reply)
+        else:
+            self._replies.append(reply)
+
+    def tool(self, message: Mapping[str, Any]) -> None:
+        ident = message.get("tool_call_id")
+        if isinstance(ident, str) and ident in self.called:
+            self.results.setdefault(ident, []).append(content_text(message.get("content")))
+        else:
+            self.skipped += 1
+
+    def script(self) -> ReplayScript:
+        self._close()
+        results = {ident: tuple(texts) for ident, texts in self.results.items()}
+        return ReplayScript(self.system, tuple(self.turns), results, self.skipped)
+
+
+def build_script(messages: Sequence[Mapping[str, Any]]) -> ReplayScript:
+    """Cut ``messages`` (OpenAI shape, as :func:`palimpsest.load_transcript` returns them)
+    into replay turns.
+
+    Consecutive user messages start one run together (joined by a blank line); an assistant
+    message without tool calls followed by another assistant message is merged into it; the
+    first system message becomes :attr:`ReplayScript.system`. Nothing is invented: a turn's
+    user text and replies are the recorded text.
+    """
+    readings = read_transcript(messages)
+    builder = _ScriptBuilder()
+    for index, (message, reading) in enumerate(zip(messages, readings, strict=True)):
+        role = role_of(message)
+        if role == "system":
+            if builder.system is None and not builder.turns and not builder._user:
+                builder.system = content_text(message.get("content"))
+            else:
+                builder.skipped += 1
+        elif role == "user":
+            builder.user(index, content_text(message.get("content")), reading.kind)
+        elif role == "assistant":
+            builder.assistant(message, index)
+        elif role in ("tool", "function"):
+            builder.tool(message)
+        else:
+            builder.skipped += 1
+    return builder.script()
+
+
+def _offers_only_flush(tools: Sequence[Mapping[str, Any]] | None) -> bool:
+    if not tools or len(tools) != 1:
+        return False
+    function = tools[0].get("function")
+    name = function.get("name") if isinstance(function, Mapping) else tools[0].get("name")
+    return name == FLUSH_TOOL_NAME
+
+
+class ReplayChatModel:
+    """A :class:`~palimpsest.providers.base.ChatModel` that answers with recorded replies.
+
+    Each ``complete`` call returns the next queued reply as a :class:`Completion` whose
+    usage is empty (``raw_usage is None``: unknown, so the agent estimates). When the queue
+    is empty it raises :class:`ReplayExhaustedError`, or, with ``when_exhausted="empty"``,
+    answers with no text and no calls (the agent then ends the turn with a warning). A
+    request that offers only the ``memory`` tool is a memory flush: it is answered with
+    nothing and does not consume a reply.
+    """
+
+    def __init__(
+        self,
+        replies: Iterable[Mapping[str, Any]] = (),
+        *,
+        model: str = REPLAY_PREFIX,
+        when_exhausted: Literal["error", "empty"] = "error",
+    ) -> None:
+        self.model = model
+        self.when_exhausted = when_exhausted
+        self._queue: deque[dict[str, Any]] = deque(dict(r) for r in replies)
+        self.served = 0
+        """Recorded replies handed out so far."""
+        self.unrecorded = 0
+        """Calls answered with nothing: flushes, and empty answers after the recording ran
+        out (``when_exhausted="empty"``)."""
+
+    @property
+    def remaining(self) -> int:
+        """Replies not played yet."""
+        return len(self._queue)
+
+    def load(self, replies: Iterable[Mapping[str, Any]]) -> int:
+        """Replace the queue with ``replies``; return how many of the old ones were unplayed."""
+        left = len(self._queue)
+        self._queue = deque(dict(r) for r in replies)
+        return left
+
+    def complete(
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]] | None = None,
+        max_tokens: int | None = None,
+        **options: Any,
+    ) -> Completion:
+        if _offers_only_flush(tools):
+            self.unrecorded += 1
+            return Completion(content=None, finish_reason="stop", model=self.model)
+        if not self._queue:
+            if self.when_exhausted == "error":
+                raise ReplayExhaustedError(
+                    "the replay transcript has no more recorded assistant replies",
+                    provider=REPLAY_PREFIX,
+                    model=self.model,
+                )
+            self.unrecorded += 1
+            return Completion(content=None, finish_reason="stop", model=self.model)
+        reply = self._queue.popleft()
+        self.served += 1
+        return Completion(
+            content=reply.get("content"),
+            tool_calls=[dict(c) for c in reply.get("tool_calls", ())],
+            finish_reason="tool_calls" if reply.get("tool_calls") else "stop",
+            model=self.model,
+            raw=reply,
+        )
+
+    async def acomplete(
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]] | None = None,
+        max_tokens: int | None = None,
+        **options: Any,
+    ) -> Completion:
+        return self.complete(messages, tools, max_tokens, **options)
+
+
+_ANY_ARGUMENTS: dict[str, Any] = {"type": "object", "additionalProperties": True}
+
+
+def _recorded_result(results: Mapping[str, tuple[str, ...]]) -> Any:
+    """The function behind every replay tool: the next unplayed result for the call's id."""
+    played: dict[str, int] = {}
+
+    def answer(context: ToolContext, **_arguments: Any) -> str:
+        ident = context.call_id or ""
+        recorded = results.get(ident, ())
+        position = played.get(ident, 0)
+        played[ident] = position + 1
+        return recorded[position] if position < len(recorded) else NO_RECORDED_RESULT
+
+    return answer
+
+
+def replay_tools(script: ReplayScript) -> list[Tool]:
+    """One tool per tool name the recorded assistant called; each answers a call with the
+    next result the transcript recorded under the call's id (:data:`NO_RECORDED_RESULT`
+    when there is none). Their schemas accept any arguments: the recording already happened."""
+    answer = _recorded_result(script.tool_results)
+    return [
+        Tool(
+            name=name,
+            description=f"Replays the recorded results of the transcript's {name!r} calls.",
+            parameters=dict(_ANY_ARGUMENTS),
+            function=answer,
+        )
+        for name in script.tool_names
+    ]
