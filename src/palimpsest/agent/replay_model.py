@@ -27,6 +27,7 @@ no usage, so the agent treats usage as unknown (estimated), never as zero.
 
 from __future__ import annotations
 
+import threading
 from collections import deque
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -328,31 +329,50 @@ class ReplayChatModel:
 _ANY_ARGUMENTS: dict[str, Any] = {"type": "object", "additionalProperties": True}
 
 
-def _recorded_result(results: Mapping[str, tuple[str, ...]]) -> Any:
-    """The function behind every replay tool: the next unplayed result for the call's id."""
-    played: dict[str, int] = {}
+class _RecordedResults:
+    """Hands out recorded results: by the call's id when the agent passes it on, else the
+    next unplayed call of that tool in recorded order. Thread-safe: the agent may run a
+    message's calls in parallel."""
 
+    def __init__(self, script: ReplayScript) -> None:
+        self._by_id = {ident: deque(texts) for ident, texts in script.tool_results.items()}
+        self._order: dict[str, deque[str]] = {}
+        for reply in script.replies:
+            for call in tool_calls_of(reply):
+                self._order.setdefault(call_name(call), deque()).append(call_id(call))
+        self._lock = threading.Lock()
+
+    def answer(self, name: str, ident: str | None) -> str:
+        with self._lock:
+            order = self._order.get(name, deque())
+            if ident and ident in order:
+                order.remove(ident)
+            elif order:
+                ident = order.popleft()
+            results = self._by_id.get(ident or "")
+            return results.popleft() if results else NO_RECORDED_RESULT
+
+
+def _answerer(results: _RecordedResults, name: str) -> Any:
     def answer(context: ToolContext, **_arguments: Any) -> str:
-        ident = context.call_id or ""
-        recorded = results.get(ident, ())
-        position = played.get(ident, 0)
-        played[ident] = position + 1
-        return recorded[position] if position < len(recorded) else NO_RECORDED_RESULT
+        return results.answer(name, context.call_id)
 
     return answer
 
 
 def replay_tools(script: ReplayScript) -> list[Tool]:
     """One tool per tool name the recorded assistant called; each answers a call with the
-    next result the transcript recorded under the call's id (:data:`NO_RECORDED_RESULT`
-    when there is none). Their schemas accept any arguments: the recording already happened."""
-    answer = _recorded_result(script.tool_results)
+    next result the transcript recorded under the call's id (or, when the agent does not
+    pass the id on, the next recorded call of that tool), and :data:`NO_RECORDED_RESULT`
+    when there is none. Their schemas accept any arguments: the recording already happened.
+    """
+    results = _RecordedResults(script)
     return [
         Tool(
             name=name,
             description=f"Replays the recorded results of the transcript's {name!r} calls.",
             parameters=dict(_ANY_ARGUMENTS),
-            function=answer,
+            function=_answerer(results, name),
         )
         for name in script.tool_names
     ]
