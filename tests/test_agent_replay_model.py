@@ -8,6 +8,7 @@ from typing import Any
 
 import pytest
 
+from conftest import SHARED_TRANSCRIPTS
 from palimpsest import load_transcript
 from palimpsest.agent.replay_model import (
     NO_RECORDED_RESULT,
@@ -19,17 +20,23 @@ from palimpsest.agent.replay_model import (
 from palimpsest.agent.tools import ToolContext
 from palimpsest.errors import ProviderError
 
-from conftest import SHARED_TRANSCRIPTS
-
 
 def _call(ident: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    return {"id": ident, "type": "function", "function": {"name": name, "arguments": json.dumps(args)}}
+    return {
+        "id": ident,
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(args)},
+    }
 
 
 NATIVE = [
     {"role": "system", "content": "You are a coding agent."},
     {"role": "user", "content": "List the files"},
-    {"role": "assistant", "content": "Looking.", "tool_calls": [_call("c1", "shell", {"cmd": "ls"})]},
+    {
+        "role": "assistant",
+        "content": "Looking.",
+        "tool_calls": [_call("c1", "shell", {"cmd": "ls"})],
+    },
     {"role": "tool", "tool_call_id": "c1", "content": "a.py\nb.py"},
     {"role": "assistant", "content": "Two files."},
     {"role": "user", "content": "Thanks"},
@@ -135,6 +142,20 @@ class TestReplayTools:
         assert look.function(context=ToolContext(call_id="b")) == "second"
         assert look.function(context=ToolContext()) == "first"
         assert look.function(context=ToolContext()) == NO_RECORDED_RESULT
+
+    def test_parallel_calls_without_ids_are_matched_by_arguments(self) -> None:
+        calls = [_call("a", "read", {"path": "x"}), _call("b", "read", {"path": "y"})]
+        script = build_script(
+            [
+                {"role": "user", "content": "go"},
+                {"role": "assistant", "content": None, "tool_calls": calls},
+                {"role": "tool", "tool_call_id": "a", "content": "contents of x"},
+                {"role": "tool", "tool_call_id": "b", "content": "contents of y"},
+            ]
+        )
+        (read,) = replay_tools(script)
+        assert read.function(context=ToolContext(), path="y") == "contents of y"
+        assert read.function(context=ToolContext(), path="x") == "contents of x"
 
     def test_a_call_with_no_recorded_result_says_so(self) -> None:
         script = build_script(

@@ -35,6 +35,7 @@ from typing import Any, Literal
 
 from ..errors import ProviderError
 from ..messages.content import (
+    arguments_object,
     call_arguments,
     call_id,
     call_name,
@@ -331,31 +332,42 @@ _ANY_ARGUMENTS: dict[str, Any] = {"type": "object", "additionalProperties": True
 
 class _RecordedResults:
     """Hands out recorded results: by the call's id when the agent passes it on, else the
-    next unplayed call of that tool in recorded order. Thread-safe: the agent may run a
-    message's calls in parallel."""
+    next unplayed call of that tool with the same arguments (else simply the next one of
+    that tool). Thread-safe: the agent may run a message's calls in parallel, in any order.
+    """
 
     def __init__(self, script: ReplayScript) -> None:
         self._by_id = {ident: deque(texts) for ident, texts in script.tool_results.items()}
-        self._order: dict[str, deque[str]] = {}
+        self._order: dict[str, list[tuple[str, dict[str, Any]]]] = {}
         for reply in script.replies:
             for call in tool_calls_of(reply):
-                self._order.setdefault(call_name(call), deque()).append(call_id(call))
+                entry = (call_id(call), arguments_object(call_arguments(call)))
+                self._order.setdefault(call_name(call), []).append(entry)
         self._lock = threading.Lock()
 
-    def answer(self, name: str, ident: str | None) -> str:
+    def _take(self, name: str, ident: str | None, arguments: dict[str, Any]) -> str | None:
+        order = self._order.get(name, [])
+        for matches in (
+            lambda entry: bool(ident) and entry[0] == ident,
+            lambda entry: entry[1] == arguments,
+            lambda entry: True,
+        ):
+            for position, entry in enumerate(order):
+                if matches(entry):
+                    del order[position]
+                    return entry[0]
+        return None
+
+    def answer(self, name: str, ident: str | None, arguments: dict[str, Any]) -> str:
         with self._lock:
-            order = self._order.get(name, deque())
-            if ident and ident in order:
-                order.remove(ident)
-            elif order:
-                ident = order.popleft()
-            results = self._by_id.get(ident or "")
+            taken = self._take(name, ident, arguments)
+            results = self._by_id.get(taken or "")
             return results.popleft() if results else NO_RECORDED_RESULT
 
 
 def _answerer(results: _RecordedResults, name: str) -> Any:
-    def answer(context: ToolContext, **_arguments: Any) -> str:
-        return results.answer(name, context.call_id)
+    def answer(context: ToolContext, **arguments: Any) -> str:
+        return results.answer(name, context.call_id, arguments)
 
     return answer
 
@@ -363,7 +375,7 @@ def _answerer(results: _RecordedResults, name: str) -> Any:
 def replay_tools(script: ReplayScript) -> list[Tool]:
     """One tool per tool name the recorded assistant called; each answers a call with the
     next result the transcript recorded under the call's id (or, when the agent does not
-    pass the id on, the next recorded call of that tool), and :data:`NO_RECORDED_RESULT`
+    pass the id on, the next recorded call of that tool with those arguments), and :data:`NO_RECORDED_RESULT`
     when there is none. Their schemas accept any arguments: the recording already happened.
     """
     results = _RecordedResults(script)

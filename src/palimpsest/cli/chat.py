@@ -218,8 +218,6 @@ def chat_command(
     ] = None,
 ) -> None:
     """Talk to an agent that keeps its conversation inside the window."""
-    from ..agent.loop import Agent  # the loop pulls in every layer: load it only to chat
-
     with suppress(ImportError):  # not on every platform
         import readline  # noqa: F401  (line editing and history for input())
 
@@ -230,12 +228,15 @@ def chat_command(
         chat_model = resolve_model(model, base_url, settings)
         store = _open_store(db)
         try:
+            resume = _resume_id(store, session)
+            from ..agent.loop import Agent  # the loop pulls in every layer: load it to chat
+
             agent = Agent(
                 chat_model,
                 store=store,
                 memory=_memory(settings),
                 context_length=context_length or settings.model.context_length,
-                session_id=_resume_id(store, session),
+                session_id=resume,
                 source="cli",
                 workdir=workdir,
                 settings=settings,
