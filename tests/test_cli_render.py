@@ -117,6 +117,20 @@ class TestStatusLine:
         assert line.startswith("ctx ~900/4,096 (~22.0%)")
         assert "0 compactions" in line and "session ?" in line
 
+    def test_the_agents_long_key_names(self) -> None:
+        status = {
+            "tokens": 5000,
+            "context_length": 8192,
+            "threshold_tokens": 6963,
+            "percent_of_window": 61.03,
+            "compactions": 2,
+            "session_id": "20260101_101010_abcdef",
+            "estimated": False,
+        }
+        assert status_line(status) == (
+            "ctx 5,000/8,192 (61.0%) · threshold 6,963 · 2 compactions · session 20260101"
+        )
+
     def test_unknown_usage_is_never_zero(self) -> None:
         line = status_line({"used": None, "window": 4096, "percent": 0.0, "threshold": 2048})
         assert line.startswith("ctx ?/4,096 · threshold 2,048")

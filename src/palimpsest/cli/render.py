@@ -31,11 +31,13 @@ from ..compaction.redact import redact
 __all__ = [
     "ARG_WIDTH",
     "LINE_WIDTH",
+    "STATUS_KEYS",
     "EventRenderer",
     "compaction_line",
     "human_size",
     "short_id",
     "shorten",
+    "status_figure",
     "status_line",
     "tool_call_line",
     "tool_result_line",
@@ -123,8 +125,24 @@ def compaction_line(event: CompactionEvent) -> str:
     return line
 
 
-def _number(value: Any) -> int | None:
-    return int(value) if isinstance(value, int | float) and not isinstance(value, bool) else None
+STATUS_KEYS = {
+    "used": ("used", "tokens"),
+    "window": ("window", "context_length"),
+    "threshold": ("threshold", "threshold_tokens"),
+    "percent": ("percent", "percent_of_window"),
+}
+"""The figures of ``Agent.context_status()`` the status line reads, each under the names it
+may carry (the short names first)."""
+
+
+def status_figure(status: Mapping[str, Any], figure: str) -> int | float | None:
+    """One number of a context-status dict (``used``, ``window``, ``threshold``,
+    ``percent``); ``None`` when it is absent or not a number."""
+    for key in STATUS_KEYS[figure]:
+        value = status.get(key)
+        if isinstance(value, int | float) and not isinstance(value, bool):
+            return value
+    return None
 
 
 def status_line(status: Mapping[str, Any]) -> str:
@@ -133,18 +151,19 @@ def status_line(status: Mapping[str, Any]) -> str:
     An estimated figure (no usage from the provider) is marked ``~``; an unknown one is
     ``?``, never ``0``.
     """
-    used = _number(status.get("used"))
-    window = _number(status.get("window"))
-    threshold = _number(status.get("threshold"))
+    used = status_figure(status, "used")
+    window = status_figure(status, "window")
+    threshold = status_figure(status, "threshold")
+    percent = status_figure(status, "percent")
     mark = "~" if status.get("estimated") else ""
-    used_text = f"{mark}{used:,}" if used is not None else "?"
-    line = f"ctx {used_text}/{window:,}" if window else f"ctx {used_text}/?"
-    percent = status.get("percent")
-    if isinstance(percent, int | float) and not isinstance(percent, bool) and used is not None:
+    used_text = f"{mark}{int(used):,}" if used is not None else "?"
+    line = f"ctx {used_text}/{int(window):,}" if window else f"ctx {used_text}/?"
+    if percent is not None and used is not None:
         line += f" ({mark}{percent:.1f}%)"
     if threshold is not None:
-        line += f" · threshold {threshold:,}"
-    compactions = _number(status.get("compactions")) or 0
+        line += f" · threshold {int(threshold):,}"
+    count = status.get("compactions")
+    compactions = count if isinstance(count, int) and not isinstance(count, bool) else 0
     line += f" · {compactions} compaction{'' if compactions == 1 else 's'}"
     line += f" · session {short_id(status.get('session_id'))}"
     return line

@@ -38,6 +38,7 @@ from ..config import load_settings
 from ..messages import load_transcript, validate_transcript
 from ..storage.sessions import SessionStore
 from .common import fail, handle_errors
+from .render import status_figure
 
 if TYPE_CHECKING:
     from ..agent.loop import Agent
@@ -159,8 +160,8 @@ def _turn_record(
     agent: Agent, number: int, count: int, turn: ReplayTurn, tally: _TurnTally, window: int
 ) -> tuple[dict[str, Any], str]:
     status = agent.context_status()
-    used = status.get("used")
-    tokens = int(used) if isinstance(used, int | float) else None
+    used = status_figure(status, "used")
+    tokens = int(used) if used is not None else None
     estimated = bool(status.get("estimated"))
     end = tally.end
     record = {
@@ -279,7 +280,7 @@ def replay_transcript(
         "sessions": len(chain),
         "final_session_id": agent.session_id,
         "final_messages": len(agent.messages),
-        "final_tokens": status.get("used"),
+        "final_tokens": status_figure(status, "used"),
         "final_estimated": bool(status.get("estimated")),
         "seconds": round(elapsed, 3),
     }
