@@ -1,0 +1,169 @@
+"""The slash commands a host hands to :meth:`Agent.command` instead of sending as chat.
+
+``/compress [focus]`` (AL-26..29): the focus is the trimmed rest of the line; a history with
+nothing outside its protected zones gets a "nothing to compress yet" reply without any
+model call; otherwise the manual path runs with force semantics and the reply is the
+rendered :func:`~palimpsest.compaction.feedback.summarize_manual_compression`.
+``/new`` ends the session (``new_session``) after a memory flush when it had enough user
+turns, and starts a fresh one. ``/usage``, ``/status`` report; ``/undo`` puts the last
+compaction back (:mod:`.undo`). A line that is not a slash command returns ``None``.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..compaction.feedback import summarize_manual_compression
+from ..pricing import format_cost
+from ..tokens import estimate_messages_tokens_rough
+from .compaction_step import CompactionOutcome
+from .driver import Flow, drive_sync
+from .events import AgentEvent
+from .flush import FlushResult, flush_memories
+from .status import render_status
+from .undo import undo_last_compaction
+
+if TYPE_CHECKING:
+    from .loop import Agent
+
+__all__ = ["COMMANDS", "NOTHING_TO_COMPRESS", "CommandResult", "parse_command", "run_command"]
+
+NOTHING_TO_COMPRESS = (
+    "Nothing to compress yet: the conversation is still inside its protected head and tail."
+)
+
+
+@dataclass(frozen=True)
+class CommandResult:
+    """A command's reply for the user, and the events it produced (compaction, warnings)."""
+
+    name: str
+    text: str
+    events: list[AgentEvent] = field(default_factory=list)
+
+
+def parse_command(line: str) -> tuple[str, str] | None:
+    """``("/compress", "API endpoints")`` for ``"/compress  API endpoints "``; else ``None``."""
+    stripped = line.strip()
+    if not stripped.startswith("/") or stripped.startswith("//"):
+        return None
+    name, _, rest = stripped.partition(" ")
+    return name.lower(), rest.strip()
+
+
+def _drain(agent: Agent, flow: Flow) -> tuple[list[AgentEvent], Any]:
+    """Run a flow to its end synchronously; its events and its return value."""
+    box: dict[str, Any] = {}
+
+    def wrapper() -> Flow:
+        box["value"] = yield from flow
+
+    events = list(drive_sync(agent.model, wrapper()))
+    return events, box.get("value")
+
+
+def _compress(agent: Agent, focus: str) -> CommandResult:
+    engine = agent.compressor
+    try:
+        has_content = engine.has_content_to_compress(agent.messages)
+    except (ValueError, TypeError) as exc:
+        return CommandResult("/compress", f"Cannot compress this history: {exc}")
+    if not has_content:
+        return CommandResult("/compress", NOTHING_TO_COMPRESS)
+    before = list(agent.messages)
+    before_tokens = estimate_messages_tokens_rough(before)
+    events, outcome = _drain(agent, agent.compress_flow(focus or None))
+    assert isinstance(outcome, CompactionOutcome)
+    after = agent.messages if outcome.compacted else before
+    facts = outcome.feedback_facts
+    feedback = summarize_manual_compression(
+        before,
+        after,
+        before_tokens,
+        estimate_messages_tokens_rough(after),
+        fallback_used=bool(facts.get("fallback_used")),
+        aborted=bool(facts.get("aborted")),
+        dropped_count=facts.get("dropped_count"),
+        failure_reason=facts.get("failure_reason"),
+        refused_would_grow=bool(facts.get("refused_would_grow")),
+    )
+    lines = [feedback["headline"], feedback["token_line"]]
+    if feedback["note"]:
+        lines.append(feedback["note"])
+    if not outcome.compacted and outcome.event.reason and not feedback["note"]:
+        lines.append(f"Reason: {outcome.event.reason}")
+    if outcome.event.parent_session_id:
+        lines.append(f"Session continues as {agent.session_id}.")
+    return CommandResult("/compress", "\n".join(lines), events)
+
+
+def _new(agent: Agent, _: str) -> CommandResult:
+    min_turns = agent.settings.memory.flush_min_turns
+    events: list[AgentEvent] = []
+    flushed: FlushResult | None = None
+    if agent.flush_enabled:
+        flow = flush_memories(
+            agent.memory,
+            agent.system_prompt,
+            agent.messages,
+            min_turns=max(1, min_turns),
+            max_tokens=agent.max_tokens,
+        )
+        events, flushed = _drain(agent, flow)
+    old = agent.session_id
+    agent.start_new_session()
+    text = f"Started a new session {agent.session_id} (the previous one, {old}, is kept)."
+    if flushed is not None and flushed.applied:
+        text += f" Saved {len(flushed.applied)} memory update(s) first."
+    return CommandResult("/new", text, events)
+
+
+def _usage(agent: Agent, _: str) -> CommandResult:
+    u = agent.usage_total
+    cost = agent.cost_usd
+    lines = [
+        f"Model calls: {u.request_count}",
+        f"Tokens: {u.input_tokens:,} in, {u.output_tokens:,} out"
+        + (f" ({u.reasoning_tokens:,} reasoning)" if u.reasoning_tokens else ""),
+        f"Cache: {u.cache_read_tokens:,} read, {u.cache_write_tokens:,} written",
+        "Cost: " + (format_cost(cost) if cost is not None else "unknown (no price for this model)"),
+    ]
+    if agent.estimated_calls:
+        lines.append(
+            f"Estimated: {agent.estimated_calls} call(s) reported no usage; their figures are "
+            "calibrated estimates."
+        )
+    return CommandResult("/usage", "\n".join(lines))
+
+
+def _status(agent: Agent, _: str) -> CommandResult:
+    return CommandResult("/status", render_status(agent.context_status()))
+
+
+def _undo(agent: Agent, _: str) -> CommandResult:
+    text, events = undo_last_compaction(agent)
+    return CommandResult("/undo", text, events)
+
+
+COMMANDS: dict[str, Callable[[Agent, str], CommandResult]] = {
+    "/compress": _compress,
+    "/new": _new,
+    "/usage": _usage,
+    "/status": _status,
+    "/undo": _undo,
+}
+
+
+def run_command(agent: Agent, line: str) -> CommandResult | None:
+    """Dispatch ``line``; ``None`` when it is not a slash command."""
+    parsed = parse_command(line)
+    if parsed is None:
+        return None
+    name, rest = parsed
+    handler = COMMANDS.get(name)
+    if handler is None:
+        known = ", ".join(COMMANDS)
+        return CommandResult(name, f"Unknown command {name}. Commands: {known}.")
+    return handler(agent, rest)

@@ -1,0 +1,318 @@
+"""``_compress_context`` (agent-loop.md AL-16): everything that happens around a compaction.
+
+Every compaction path of the agent (preflight, after-round, reactive, manual) runs this one
+flow, so none of them can skip a step:
+
+1. **memory flush** (MEM-57..61) and the providers' pre-compression checkpoint, whose text
+   becomes the summarizer's ``memory_context``; the state ledger's
+   :meth:`~.ledger.StateLedger.summarizer_note` is added to that same ``memory_context``,
+   so the summarizer knows which facts the ledger re-injects and need not repeat them;
+2. **compress** with only the keyword arguments the engine accepts;
+3. the **state ledger** and the **todo snapshot** appended (AL-17), stale copies from an
+   earlier compaction removed first;
+4. the **system prompt rebuilt** with the memory files re-read (AL-19);
+5. the **session split**: the old session ends with ``compression``, a continuation holds
+   the whole compacted list (AL-20); a store failure is logged and the compacted list is
+   still used;
+6. **notifications** to the memory manager and the engine (AL-21), the durable guards
+   written to the new row (CC-22);
+7. **warnings** for the host only (AL-24, CC-117) and the retry state reset (AL-23, by the
+   caller from :attr:`CompactionOutcome.compacted`).
+
+It yields :class:`~.events.WarningEvent` and :class:`~.events.CompactionEvent` and returns a
+:class:`CompactionOutcome`.
+"""
+
+from __future__ import annotations
+
+import inspect
+import logging
+import time
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from ..compaction.engine import ContextEngine
+from ..compaction.redact import redact
+from ..errors import PalimpsestError
+from ..messages import content_text, role_of
+from ..storage.sessions import new_session_id
+from ..tokens import estimate_messages_tokens_rough
+from .driver import Flow, Offload
+from .events import CompactionEvent, CompactionPath, WarningEvent
+from .flush import FlushResult, flush_memories
+from .persistence import save_guards
+from .todo import INJECTION_HEADER
+
+if TYPE_CHECKING:
+    from .loop import Agent
+
+__all__ = [
+    "COUNT_WARNING",
+    "LEDGER_MARKER",
+    "CompactionOutcome",
+    "UndoRecord",
+    "compress_context",
+    "count_warning",
+]
+
+log = logging.getLogger("palimpsest.agent")
+
+COUNT_WARNING = (
+    "Session compressed {count} times — accuracy may degrade. Consider /new to start fresh."
+)
+"""CC-117, shown to the host after the second and every later compaction."""
+
+LEDGER_MARKER = "_agent_ledger"
+"""Key marking the state-ledger message the agent injected (stripped before a request)."""
+
+
+def count_warning(count: int) -> str:
+    return COUNT_WARNING.format(count=count)
+
+
+@dataclass
+class UndoRecord:
+    """What ``/undo`` needs to put the last compaction back."""
+
+    before: list[dict[str, Any]]
+    after_len: int
+    old_session_id: str | None
+    new_session_id: str | None
+    compression_count_before: int
+    previous_summary_before: str | None
+    system_prompt_before: str
+
+
+@dataclass
+class CompactionOutcome:
+    """What one pass of :func:`compress_context` did."""
+
+    event: CompactionEvent
+    compacted: bool
+    flush: FlushResult = field(default_factory=FlushResult)
+    feedback_facts: dict[str, Any] = field(default_factory=dict)
+
+
+def _accepted_kwargs(engine: ContextEngine, wanted: Mapping[str, Any]) -> dict[str, Any]:
+    """Only the keyword arguments ``engine.compress`` accepts (AL-16 step 2)."""
+    try:
+        params = inspect.signature(engine.compress).parameters
+    except (TypeError, ValueError):
+        return {}
+    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
+        return dict(wanted)
+    return {k: v for k, v in wanted.items() if k in params}
+
+
+def _is_injection(message: Mapping[str, Any]) -> bool:
+    """A todo snapshot or a ledger message the agent added after an earlier compaction."""
+    if role_of(message) != "user":
+        return False
+    if message.get(LEDGER_MARKER):
+        return True
+    return content_text(message.get("content")).startswith(INJECTION_HEADER)
+
+
+def _facts(engine: ContextEngine) -> dict[str, Any]:
+    """The engine's per-call fields that manual feedback reports (CC-114)."""
+    return {
+        "fallback_used": bool(getattr(engine, "last_summary_fallback_used", False)),
+        "aborted": bool(getattr(engine, "last_compress_aborted", False)),
+        "dropped_count": getattr(engine, "last_summary_dropped_count", None),
+        "failure_reason": getattr(engine, "last_summary_error", None),
+        "refused_would_grow": bool(getattr(engine, "last_compress_refused_would_grow", False)),
+    }
+
+
+def compress_context(
+    agent: Agent,
+    path: CompactionPath,
+    *,
+    approx_tokens: int | None = None,
+    focus_topic: str | None = None,
+    force: bool = False,
+) -> Flow:
+    """One compaction of ``agent.messages`` with every step around it (module docstring)."""
+    engine = agent.compressor
+    started = time.perf_counter()
+    before = list(agent.messages)
+    before_tokens = estimate_messages_tokens_rough(before)
+
+    # 1. Flush, then the providers' checkpoint; the ledger's note rides along.
+    flush: FlushResult = yield from flush_memories(
+        agent.memory, agent.system_prompt, before, max_tokens=agent.max_tokens
+    )
+    if flush.error:
+        yield WarningEvent("memory_flush_failed", f"Memory flush failed: {flush.error}")
+    memory_context = ""
+    if agent.memory is not None:
+        memory_context = agent.memory.on_pre_compress(before)
+    note = agent.ledger.summarizer_note()
+    memory_context = "\n\n".join(t for t in (memory_context, note) if t and t.strip())
+
+    # 2. Compress (blocking work: offloaded so an async host keeps its event loop).
+    count_before = engine.compression_count
+    previous_summary = getattr(engine, "previous_summary", None)
+    kwargs = _accepted_kwargs(engine, {"force": force, "memory_context": memory_context})
+    # A provider-proven overflow is answered even when abort mode is configured (AL-13).
+    abort_mode = getattr(engine, "abort_on_summary_failure", None)
+
+    def run() -> list[dict[str, Any]]:
+        if path == "reactive" and abort_mode:
+            engine.abort_on_summary_failure = False  # type: ignore[attr-defined]
+        try:
+            return engine.compress(before, approx_tokens, focus_topic, **kwargs)
+        finally:
+            if path == "reactive" and abort_mode:
+                engine.abort_on_summary_failure = abort_mode  # type: ignore[attr-defined]
+
+    try:
+        result: list[dict[str, Any]] = yield Offload(run)
+    except PalimpsestError as exc:
+        return (yield from _not_compacted(agent, path, before, before_tokens, started, exc, flush))
+    except (ValueError, TypeError, RuntimeError) as exc:
+        log.warning("compaction failed", exc_info=True)
+        return (yield from _not_compacted(agent, path, before, before_tokens, started, exc, flush))
+    facts = _facts(engine)
+    stats = getattr(engine, "last_stats", None)
+    if stats is not None and hasattr(stats, "compressed"):
+        compacted = bool(stats.compressed)
+    else:
+        compacted = engine.compression_count > count_before or result != before
+    agent.guards = save_guards(agent.store, agent.session_id, engine, agent.guards)
+    if not compacted:
+        reason = getattr(stats, "reason", None) or facts["failure_reason"] or "nothing to compact"
+        event = CompactionEvent(
+            path=path,
+            before_messages=len(before),
+            after_messages=len(before),
+            before_tokens=before_tokens,
+            after_tokens=before_tokens,
+            compacted=False,
+            session_id=agent.session_id,
+            reason=redact(str(reason)),
+            seconds=time.perf_counter() - started,
+        )
+        yield event
+        return CompactionOutcome(event, False, flush, facts)
+
+    # 3. Ledger and todo snapshot, after the summary (stale copies removed first).
+    compacted_list = [m for m in result if not _is_injection(m)]
+    ledger_text = agent.ledger.render(agent.todos)
+    if ledger_text:
+        compacted_list.append({"role": "user", "content": ledger_text, LEDGER_MARKER: True})
+    snapshot = agent.todos.format_for_injection()
+    if snapshot:
+        compacted_list.append({"role": "user", "content": snapshot})
+
+    # 4. The prompt, rebuilt from the files as they are now (the flush may have written).
+    prompt_before = agent.system_prompt
+    agent.system_prompt = agent.prompt_builder.build(
+        compression_count=engine.compression_count, reload_memory=True
+    )
+
+    # 5. The split: a continuation holds the whole compacted list.
+    old_id = agent.session_id
+    new_id = yield from _split(agent, old_id, compacted_list)
+    agent.messages = compacted_list
+    agent.session_id = new_id
+    agent.writer.rebind(new_id, len(compacted_list))
+
+    # 6. Notifications, and the guards on the new row.
+    if new_id is not None and new_id != old_id:
+        if agent.memory is not None:
+            agent.memory.session_boundary(before, new_id, reset=False, reason="compression")
+        try:
+            engine.on_session_start(new_id, boundary_reason="compression", old_session_id=old_id)
+        except Exception:
+            log.warning("engine.on_session_start failed", exc_info=True)
+    agent.guards = save_guards(agent.store, new_id, engine, None)
+    agent.undo = UndoRecord(
+        before=before,
+        after_len=len(compacted_list),
+        old_session_id=old_id,
+        new_session_id=new_id,
+        compression_count_before=count_before,
+        previous_summary_before=previous_summary,
+        system_prompt_before=prompt_before,
+    )
+
+    after_tokens = estimate_messages_tokens_rough(compacted_list)
+    event = CompactionEvent(
+        path=path,
+        before_messages=len(before),
+        after_messages=len(compacted_list),
+        before_tokens=before_tokens,
+        after_tokens=after_tokens,
+        compacted=True,
+        session_id=new_id,
+        parent_session_id=old_id if new_id != old_id else None,
+        reason=redact(facts["failure_reason"]) if facts["fallback_used"] else None,
+        fallback_used=facts["fallback_used"],
+        seconds=time.perf_counter() - started,
+    )
+    yield event
+    # 7. Host-only warnings (never in the messages, CC-119).
+    if facts["fallback_used"]:
+        yield WarningEvent(
+            "summary_failed",
+            "Summary generation failed; a fallback summary was used"
+            + (f": {redact(str(facts['failure_reason']))}" if facts["failure_reason"] else "."),
+        )
+    if engine.compression_count >= 2:
+        yield WarningEvent("compression_count", count_warning(engine.compression_count))
+    return CompactionOutcome(event, True, flush, facts)
+
+
+def _split(agent: Agent, old_id: str | None, compacted: list[dict[str, Any]]) -> Flow:
+    """End ``old_id`` with ``compression`` and start the continuation (AL-20)."""
+    store = agent.store
+    if store is None or old_id is None:
+        return new_session_id() if old_id is not None else None
+    if agent.memory is not None:
+        agent.memory.drain()  # commit pending memory work for the old session first
+    try:
+        new_id: str = yield Offload(
+            lambda: store.start_continuation(
+                old_id,
+                messages=compacted,
+                model=agent.model_name,
+                system_prompt=agent.system_prompt,
+            )
+        )
+    except (PalimpsestError, ValueError) as exc:
+        log.warning("could not start the continuation of %s: %s", old_id, exc)
+        yield WarningEvent(
+            "session_split_failed",
+            f"The compacted conversation could not be stored as a new session ({exc}); "
+            "it continues in the current one.",
+        )
+        return old_id
+    return new_id
+
+
+def _not_compacted(
+    agent: Agent,
+    path: CompactionPath,
+    before: list[dict[str, Any]],
+    before_tokens: int,
+    started: float,
+    exc: BaseException,
+    flush: FlushResult,
+) -> Flow:
+    reason = redact(f"{type(exc).__name__}: {exc}")
+    yield WarningEvent("compaction_failed", f"Compaction failed: {reason}")
+    event = CompactionEvent(
+        path=path,
+        before_messages=len(before),
+        after_messages=len(before),
+        before_tokens=before_tokens,
+        after_tokens=before_tokens,
+        compacted=False,
+        session_id=agent.session_id,
+        reason=reason,
+        seconds=time.perf_counter() - started,
+    )
+    yield event
+    return CompactionOutcome(event, False, flush, {"failure_reason": reason})

@@ -1,0 +1,107 @@
+"""One turn flow, two drivers: the loop's logic is a generator that never does I/O itself.
+
+The turn (:mod:`.turn`), the compaction step (:mod:`.compaction_step`) and the memory flush
+(:mod:`.flush`) are written as generators. When they need the outside world they yield a
+request and receive the answer:
+
+* :class:`ModelCall`: call the chat model; the reply (a :class:`Completion`) is sent back,
+  or the provider's exception is thrown in at the ``yield``;
+* :class:`Offload`: run a blocking function (a compaction, a round of tool calls); its
+  return value is sent back, its exception thrown in;
+* any :data:`~.events.AgentEvent`: hand it to the caller; ``None`` is sent back.
+
+:func:`drive_sync` answers with ``model.complete`` and direct calls; :func:`drive_async`
+with ``model.acomplete`` and ``asyncio.to_thread``. The flow cannot drift between the two
+modes because there is only one flow (STYLE.md, "Pure core"). A ``KeyboardInterrupt`` that
+arrives while the driver is doing the work is thrown into the flow too, so the flow's own
+interrupt handling leaves the history valid whichever mode runs it.
+"""
+
+from __future__ import annotations
+
+import asyncio
+from collections.abc import AsyncIterator, Callable, Generator, Iterator
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+from ..providers.base import ChatModel, Completion
+from .events import AgentEvent
+
+__all__ = ["Flow", "ModelCall", "Offload", "Step", "drive_async", "drive_sync"]
+
+
+@dataclass
+class ModelCall:
+    """A model request the flow wants sent (the request is already complete)."""
+
+    messages: list[dict[str, Any]]
+    tools: list[dict[str, Any]] | None
+    max_tokens: int | None
+    options: dict[str, Any] = field(default_factory=dict)
+    purpose: Literal["turn", "flush"] = "turn"
+
+
+@dataclass
+class Offload:
+    """Blocking work (compaction, tool calls): run in a worker thread by the async driver."""
+
+    function: Callable[[], Any]
+
+
+Step = ModelCall | Offload | AgentEvent
+Flow = Generator[Step, Any, Any]
+"""What the flows are: they yield steps and receive the answers."""
+
+
+def _answer_sync(model: ChatModel, step: ModelCall | Offload) -> Any:
+    if isinstance(step, Offload):
+        return step.function()
+    return model.complete(step.messages, step.tools, step.max_tokens, **step.options)
+
+
+async def _answer_async(model: ChatModel, step: ModelCall | Offload) -> Any:
+    if isinstance(step, Offload):
+        return await asyncio.to_thread(step.function)
+    reply: Completion = await model.acomplete(
+        step.messages, step.tools, step.max_tokens, **step.options
+    )
+    return reply
+
+
+def drive_sync(model: ChatModel, flow: Flow) -> Iterator[AgentEvent]:
+    """Run ``flow`` to its end, yielding its events; work is done in this thread."""
+    value: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            step = flow.throw(error) if error is not None else flow.send(value)
+        except StopIteration:
+            return
+        value, error = None, None
+        if isinstance(step, ModelCall | Offload):
+            try:
+                value = _answer_sync(model, step)
+            except (Exception, KeyboardInterrupt) as exc:
+                error = exc
+        else:
+            yield step
+
+
+async def drive_async(model: ChatModel, flow: Flow) -> AsyncIterator[AgentEvent]:
+    """Run ``flow`` to its end, yielding its events; model calls are awaited and blocking
+    work runs in a worker thread, so the event loop stays free."""
+    value: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            step = flow.throw(error) if error is not None else flow.send(value)
+        except StopIteration:
+            return
+        value, error = None, None
+        if isinstance(step, ModelCall | Offload):
+            try:
+                value = await _answer_async(model, step)
+            except (Exception, KeyboardInterrupt) as exc:
+                error = exc
+        else:
+            yield step

@@ -1,0 +1,62 @@
+"""Context pressure, pull-based (issue 9 item 7): what the UI and the model may ask for.
+
+Nothing here is pushed into the prompt (CC-119): the model calls the ``context_status``
+tool when it wants to know, the host shows the same dict in a status line or ``/status``.
+A figure that is not the provider's own count says so (``estimated``), and an unknown is
+never shown as zero.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from .loop import Agent
+
+__all__ = ["context_status", "render_status"]
+
+
+def context_status(agent: Agent) -> dict[str, Any]:
+    """Tokens in use (and whether estimated), window, threshold, percents, compactions."""
+    engine = agent.compressor
+    real = int(getattr(engine, "last_prompt_tokens", 0) or 0)
+    tokens = agent.current_prompt_tokens()
+    exact = (
+        real > 0
+        and agent.last_request_len == len(agent.messages)
+        and not agent.last_usage_estimated
+    )
+    window = int(engine.context_length)
+    threshold = int(engine.threshold_tokens)
+    return {
+        "session_id": agent.session_id,
+        "tokens": tokens,
+        "estimated": not exact,
+        "context_length": window,
+        "threshold_tokens": threshold,
+        "percent_of_window": round(tokens / window * 100, 1) if window else None,
+        "percent_of_threshold": round(tokens / threshold * 100, 1) if threshold else None,
+        "compactions": int(engine.compression_count),
+        "messages": len(agent.messages),
+    }
+
+
+def render_status(status: dict[str, Any]) -> str:
+    """``/status`` as a few lines of text."""
+    approx = "~" if status["estimated"] else ""
+    source = "estimated" if status["estimated"] else "reported by the provider"
+    pct = status["percent_of_window"]
+    lines = [
+        f"Context: {approx}{status['tokens']:,} / {status['context_length']:,} tokens"
+        + (f" ({pct}% of the window, {source})" if pct is not None else f" ({source})"),
+        f"Compaction threshold: {status['threshold_tokens']:,} tokens"
+        + (
+            f" ({status['percent_of_threshold']}% reached)"
+            if status["percent_of_threshold"] is not None
+            else ""
+        ),
+        f"Compactions this session: {status['compactions']}",
+        f"Messages in context: {status['messages']}",
+        f"Session: {status['session_id']}",
+    ]
+    return "\n".join(lines)

@@ -1,0 +1,263 @@
+"""One user turn as a flow (agent-loop.md AL-01): the order of the steps lives here.
+
+1. the user message joins the history (stored at once) and the ledger;
+2. the cached system prompt is reused; the memory prefetch for this turn is computed once
+   and fenced onto the user message **in each request only** (MEM-05);
+3. **preflight**: the whole request (system prompt + messages + tool schemas) is estimated
+   and compacted in up to ``max_attempts`` passes when it reaches the threshold (AL-03..05);
+4. the model is called with the request rebuilt from the current history (AL-11);
+5. usage is normalized, fed to the engine, added to the totals and stored (AL-07); a
+   provider that sent none gets the calibrated estimate, marked as such, never a zero;
+6. tool calls are announced, run in parallel, and their results appended in call order;
+7. the **after-round check** compacts when the engine says so (AL-08);
+8. back to 4 until the model answers without tool calls.
+
+Failures of the call go to reactive recovery (AL-09..13). Interrupts are honoured at the
+safe points (before a call, between the call and its tools); a ``KeyboardInterrupt`` at any
+point leaves a valid history: every tool call gets a result (a cancelled one says so).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING, Any
+
+from ..compaction.redact import redact
+from ..errors import ContextOverflowError, OutputLimitError, ProviderError
+from ..messages import call_arguments, call_id, call_name, parse_arguments, tool_calls_of
+from ..providers.base import Completion
+from .compaction_step import CompactionOutcome, compress_context
+from .driver import Flow, ModelCall, Offload
+from .events import TextDelta, ToolCallEvent, ToolResultEvent, TurnEnd, WarningEvent
+from .recovery import (
+    MAX_COMPRESSION_ATTEMPTS,
+    MAX_OUTPUT_RETRIES,
+    RecoveryState,
+    cannot_compress_error,
+    made_progress,
+    overflow_exhausted_error,
+    smaller_max_tokens,
+)
+from .tools import ToolContext, ToolOutcome
+
+if TYPE_CHECKING:
+    from .loop import Agent
+
+__all__ = ["CANCELLED_RESULT", "after_round", "preflight", "turn_flow"]
+
+log = logging.getLogger("palimpsest.agent")
+
+CANCELLED_RESULT = "Cancelled: the user interrupted the turn before this tool call finished."
+"""The result a tool call gets when an interrupt stopped the turn before it ran."""
+
+
+def turn_flow(agent: Agent, user_message: str) -> Flow:
+    """The whole turn; always ends with exactly one :class:`TurnEnd`."""
+    try:
+        end = yield from _turn(agent, user_message)
+    except KeyboardInterrupt:
+        agent.close_open_calls()
+        agent.save()
+        end = TurnEnd(completed=False, interrupted=True, error="interrupted")
+    finally:
+        agent.close_open_calls()
+        agent.save()
+    yield end
+
+
+def _turn(agent: Agent, user_message: str) -> Flow:
+    agent.turn += 1
+    turn = agent.turn
+    agent.append({"role": "user", "content": user_message})
+    agent.ledger.record_user(user_message, turn)
+    if agent.memory is not None:
+        agent.memory.on_turn_start(turn, user_message)
+    fence = agent.prefetch(user_message)
+    recovery = RecoveryState()
+
+    yield from preflight(agent)
+    max_tokens = agent.max_tokens
+    iterations = 0
+    while True:
+        if agent.is_interrupted():
+            return TurnEnd(completed=False, interrupted=True, error="interrupted")
+        if iterations >= agent.max_iterations:
+            return TurnEnd(
+                completed=False,
+                error=f"Stopped after {agent.max_iterations} model calls in one turn "
+                "(max_iterations); the conversation is intact, send a message to continue.",
+            )
+        iterations += 1
+        request = agent.build_request(fence)
+        estimate = agent.estimate_request()
+        try:
+            completion: Completion = yield ModelCall(request, agent.tools.schemas(), max_tokens)
+        except OutputLimitError as exc:
+            smaller = smaller_max_tokens(exc, max_tokens)
+            recovery.output_retries += 1
+            if smaller is None or recovery.output_retries > MAX_OUTPUT_RETRIES:
+                return _failed(exc)
+            yield WarningEvent(
+                "output_cap_lowered",
+                f"The reply did not fit the output cap; retrying with max_tokens={smaller:,}.",
+            )
+            max_tokens = smaller
+            iterations -= 1
+            continue
+        except ContextOverflowError as exc:
+            recovery.compression_attempts += 1
+            if recovery.compression_attempts > MAX_COMPRESSION_ATTEMPTS:
+                return TurnEnd(
+                    completed=False,
+                    error=overflow_exhausted_error(MAX_COMPRESSION_ATTEMPTS),
+                    details={"compression_attempts": MAX_COMPRESSION_ATTEMPTS},
+                )
+            stop = yield from _reactive(agent, exc, estimate)
+            if stop is not None:
+                return stop
+            attempts = recovery.compression_attempts
+            recovery.reset()
+            recovery.compression_attempts = attempts  # the cap spans the whole turn
+            iterations -= 1
+            continue
+        except ProviderError as exc:
+            return _failed(exc)
+        yield from agent.record_usage(completion, estimate)
+        recovery.output_retries = 0
+
+        message = completion.to_message()
+        text = completion.content or ""
+        calls = tool_calls_of(message)
+        if not text.strip() and not calls:
+            yield WarningEvent(
+                "empty_answer", "The model returned an empty answer (no text, no tool calls)."
+            )
+            agent.ledger.record_answer(turn)
+            return TurnEnd(completed=True, text="", details={"empty_answer": True})
+        agent.append(message)
+        if text:
+            yield TextDelta(text)
+        if not calls:
+            agent.ledger.record_answer(turn)
+            if agent.memory is not None:
+                agent.memory.sync_all(user_message, text)
+            return TurnEnd(completed=True, text=text)
+        if agent.is_interrupted():
+            return TurnEnd(completed=False, interrupted=True, error="interrupted")
+        yield from _tool_round(agent, calls, turn)
+        yield from after_round(agent)
+
+
+def _failed(exc: ProviderError) -> TurnEnd:
+    status = f" (HTTP {exc.status_code})" if exc.status_code else ""
+    return TurnEnd(
+        completed=False,
+        error=redact(f"The model call failed{status}: {exc}"),
+        details={"error_type": type(exc).__name__},
+    )
+
+
+def _tool_round(agent: Agent, calls: list[Any], turn: int) -> Flow:
+    """Announce, run (in parallel), append in call order, report, feed the ledger."""
+    requests: list[tuple[str, str]] = []
+    for call in calls:
+        name, arguments = call_name(call), call_arguments(call)
+        requests.append((name, arguments))
+        yield ToolCallEvent(call_id=call_id(call), name=name, arguments=arguments)
+    context = ToolContext(session_id=agent.session_id, turn=turn, workdir=agent.workdir)
+    outcomes: list[ToolOutcome] = yield Offload(lambda: agent.tools.call_many(requests, context))
+    for call, (name, _args), outcome in zip(calls, requests, outcomes, strict=True):
+        agent.append(
+            {
+                "role": "tool",
+                "tool_call_id": call_id(call),
+                "name": name,
+                "content": outcome.content,
+            }
+        )
+        yield ToolResultEvent(
+            call_id=call_id(call),
+            name=name,
+            content=outcome.content,
+            is_error=outcome.is_error,
+            seconds=outcome.seconds,
+        )
+        agent.ledger.record_call(name, parse_arguments(call), outcome, turn)
+
+
+def preflight(agent: Agent) -> Flow:
+    """Compact before the first call when the request estimate reaches the threshold."""
+    engine = agent.compressor
+    if not agent.compression_enabled:
+        return
+    if len(agent.messages) <= engine.protect_first_n + engine.protect_last_n + 1:
+        return  # AL-03: too short to have a middle worth compacting
+    estimate = agent.estimate_request()
+    if estimate < engine.threshold_tokens:
+        return
+    if agent.profile == "refined" and engine.should_defer_preflight_to_real_usage(estimate):
+        return
+    if not (yield from agent.compaction_allowed(estimate)):
+        return
+    for _ in range(agent.max_attempts):
+        before = len(agent.messages)
+        outcome: CompactionOutcome = yield from compress_context(
+            agent, "preflight", approx_tokens=estimate
+        )
+        if not outcome.compacted or len(agent.messages) >= before:
+            return  # cannot compress further
+        estimate = agent.estimate_request()
+        if estimate < engine.threshold_tokens:
+            return
+
+
+def after_round(agent: Agent) -> Flow:
+    """AL-08: after a tool round, on the real prompt tokens (plus what the round added)."""
+    if not agent.compression_enabled:
+        return
+    tokens = agent.current_prompt_tokens()
+    if not (yield from agent.compaction_allowed(tokens)):
+        return
+    yield from compress_context(agent, "after_round", approx_tokens=tokens)
+
+
+def _reactive(agent: Agent, exc: ContextOverflowError, estimate: int) -> Flow:
+    """One overflow recovery: adopt a smaller proven limit, compact with force, judge it.
+
+    Returns ``None`` to retry, or the :class:`TurnEnd` that stops the turn (AL-12).
+    """
+    engine = agent.compressor
+    if exc.limit and 0 < exc.limit < engine.context_length:
+        old = engine.context_length
+        engine.update_model(getattr(engine, "model", "") or agent.model_name, exc.limit)
+        yield WarningEvent(
+            "context_reduced",
+            f"Context reduced to {exc.limit:,} tokens (was {old:,}); compacting and retrying.",
+        )
+    before_count = len(agent.messages)
+    before_tokens = agent.estimate_request()
+    outcome: CompactionOutcome = yield from compress_context(
+        agent, "reactive", approx_tokens=max(estimate, before_tokens), force=True
+    )
+    after_tokens = agent.estimate_request()
+    if not outcome.compacted or not made_progress(
+        before_count, len(agent.messages), before_tokens, after_tokens
+    ):
+        error = cannot_compress_error(before_tokens)
+        return TurnEnd(
+            completed=False,
+            partial=True,
+            error=error,
+            details={"completed": False, "partial": True, "error": error},
+        )
+    if agent.recovery_delay > 0:
+        yield Offload(lambda: _sleep_polling(agent, agent.recovery_delay))
+    return None
+
+
+def _sleep_polling(agent: Agent, seconds: float) -> None:
+    """AL-14: wait before the retry, checking for an interrupt every 0.2 s."""
+    deadline = time.monotonic() + seconds
+    while not agent.is_interrupted() and time.monotonic() < deadline:
+        time.sleep(min(0.2, max(0.0, deadline - time.monotonic())))
