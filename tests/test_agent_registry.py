@@ -148,6 +148,25 @@ class TestCallErrors:
         assert extra.is_error and "unexpected field(s) c (allowed: a, b)" in extra.content
         assert "Expected parameters:" in extra.content
 
+    def test_nested_mismatch_names_the_path(self) -> None:
+        def tag(names: list[str], weights: dict[str, float] | None = None) -> str:
+            return ",".join(names)
+
+        reg = ToolRegistry([tool(tag, name="tagger")])
+        outcome = reg.call("tagger", {"names": ["a", 3], "weights": {"x": "heavy"}})
+        assert outcome.is_error
+        assert "- names.1: 3 is not of type 'string'" in outcome.content
+        assert "- weights.x: 'heavy' is not of type 'number'" in outcome.content
+        assert reg.call("tagger", {"names": ["a", "b"], "weights": None}).content == "a,b"
+
+    def test_many_problems_are_counted(self) -> None:
+        def wide(a: int, b: int, c: int, d: int, e: int, f: int, g: int) -> None:
+            return None
+
+        outcome = ToolRegistry([wide]).call("wide", {k: "x" for k in "abcdefg"})
+        assert outcome.content.count("\n- ") == 6
+        assert "- ... and 2 more problems" in outcome.content
+
     def test_function_raising_gives_type_and_message_redacted(self) -> None:
         def leak() -> str:
             raise RuntimeError("auth failed for sk-proj-abcdefghijklmnop1234567890")

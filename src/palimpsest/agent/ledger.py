@@ -127,7 +127,9 @@ class StateLedger:
                     self._read[path] = turn
             keys = self._keys(name, arguments, action, cwd)
             if failed:
-                self._fail(keys[0], _shown(name, action), _error_line(action, outcome), turn)
+                shown = _shell_shown(arguments) if shell else None
+                shown = shown or _shown(name, action)
+                self._fail(keys[0], shown, _error_line(action, outcome), turn)
             else:
                 for failure in self._failures:
                     if failure.key in keys:
@@ -279,9 +281,9 @@ class StateLedger:
     def _hash(self, path: str) -> str | None:
         target = Path(path)
         if not target.is_absolute():
-            if self.workdir is None:
+            if not self._roots:
                 return None
-            target = self.workdir / target
+            target = self._roots[0] / target
         try:
             digest = hashlib.sha256()
             with target.open("rb") as handle:
@@ -327,6 +329,16 @@ def _exit_trailer(content: str) -> int | None:
     """The workspace shell's last line, ``exit code: N``."""
     match = _EXIT_TRAILER.search(content[-200:])
     return int(match.group(1)) if match else None
+
+
+def _shell_shown(arguments: Mapping[str, Any]) -> str | None:
+    """The command line of a shell call, as the failure names it."""
+    value = next((arguments[k] for k in ("command", "cmd", "script") if k in arguments), None)
+    if isinstance(value, list):
+        value = value[-1] if len(value) >= 3 and value[1].startswith("-") else " ".join(value)
+    if not isinstance(value, str) or not value.strip():
+        return None
+    return f"`{clip(value.strip().splitlines()[0], 120)}`"
 
 
 def _shown(name: str, action: Action) -> str:

@@ -46,13 +46,19 @@ _SCHEMA_HINT_CHARS = 2_000
 
 
 @overload
-def tool(fn: Callable[..., Any], /) -> Tool: ...
+def tool(
+    fn: Callable[..., Any],
+    *,
+    name: str | None = None,
+    description: str | None = None,
+    parameters: dict[str, Any] | None = None,
+    timeout: float | None = None,
+) -> Tool: ...
 
 
 @overload
 def tool(
     fn: None = None,
-    /,
     *,
     name: str | None = None,
     description: str | None = None,
@@ -63,7 +69,6 @@ def tool(
 
 def tool(
     fn: Callable[..., Any] | None = None,
-    /,
     *,
     name: str | None = None,
     description: str | None = None,
