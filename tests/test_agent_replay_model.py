@@ -18,7 +18,7 @@ from palimpsest.agent.replay_model import (
     replay_tools,
 )
 from palimpsest.agent.tools import ToolContext
-from palimpsest.errors import ProviderError
+from palimpsest.errors import ContextOverflowError, ProviderError
 
 
 def _call(ident: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
@@ -202,6 +202,15 @@ class TestReplayChatModel:
         flush = model.complete([], tools=memory_only)
         assert flush.content is None and flush.tool_calls == []
         assert model.complete([], tools=memory_only + memory_only).content == "real"
+
+    def test_a_request_over_the_window_overflows_and_keeps_the_reply(self) -> None:
+        model = ReplayChatModel([{"role": "assistant", "content": "fits"}], context_length=50)
+        big = [{"role": "user", "content": "word " * 400}]
+        with pytest.raises(ContextOverflowError) as info:
+            model.complete(big)
+        assert info.value.limit == 50 and (info.value.requested or 0) > 50
+        assert model.remaining == 1
+        assert model.complete([{"role": "user", "content": "short"}]).content == "fits"
 
     def test_load_replaces_the_queue_and_reports_leftovers(self) -> None:
         model = ReplayChatModel([{"role": "assistant", "content": "a"}] * 2)

@@ -11,6 +11,7 @@ import json
 import os
 import re
 import sys
+import time
 from pathlib import Path
 from typing import Any
 
@@ -146,7 +147,7 @@ def test_a_session_in_a_real_terminal_then_resumed(workspace: Path, tmp_path: Pa
     assert "token" in usage.lower()
 
     child.sendline("/exit")
-    child.expect(r"resume with: palimpsest chat --session (\S+)")
+    child.expect(r"resume with: palimpsest chat --session (\S+)\r\n")
     session_id = str(child.match.group(1))
     child.expect(pexpect.EOF)
     child.close()
@@ -154,16 +155,18 @@ def test_a_session_in_a_real_terminal_then_resumed(workspace: Path, tmp_path: Pa
 
     with SessionStore(db) as store:
         tip = store.resume_target(session_id)
+        root = store.compression_chain(session_id)[0]
         stored = store.get_messages(tip)
         validate_transcript(stored)
         assert any("hello from the workspace" in str(m.get("content")) for m in stored)
+    assert root != tip  # the compaction (and its undo) chained sessions
 
     again = _spawn(
         [
             "--model",
             f"replay:{transcript}",
             "--session",
-            session_id[:15],
+            root,
             "--db",
             str(db),
             "--context-length",
@@ -175,7 +178,7 @@ def test_a_session_in_a_real_terminal_then_resumed(workspace: Path, tmp_path: Pa
     assert int(again.match.group(1)) == len(stored)
     again.expect_exact(PROMPT)
     status = _turn(again, "/status")
-    assert session_id[:8] in status or tip[:8] in status
+    assert tip in status
     again.sendeof()
     again.expect(pexpect.EOF)
     again.close()
@@ -183,16 +186,23 @@ def test_a_session_in_a_real_terminal_then_resumed(workspace: Path, tmp_path: Pa
 
 
 def test_ctrl_c_stops_a_turn_and_keeps_the_session(workspace: Path, tmp_path: Path) -> None:
+    sleep = {"role": "tool", "tool_call_id": "s", "content": "(recorded)"}
     messages = [
         {"role": "user", "content": "wait"},
         {
             "role": "assistant",
             "content": None,
-            "tool_calls": [_call("s", "run_shell", {"command": "sleep 30"})],
+            "tool_calls": [_call("s", "run_shell", {"command": "sleep 2"})],
         },
-        {"role": "tool", "tool_call_id": "s", "content": "(recorded)"},
-        {"role": "assistant", "content": "Done waiting."},
-        {"role": "user", "content": "and now?"},
+        sleep,
+        {"role": "user", "content": "wait longer"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [_call("l", "run_shell", {"command": "sleep 8"})],
+        },
+        {"role": "tool", "tool_call_id": "l", "content": "(recorded)"},
+        {"role": "user", "content": "still there?"},
         {"role": "assistant", "content": "Still here."},
     ]
     transcript = tmp_path / "sleepy.json"
@@ -212,13 +222,31 @@ def test_ctrl_c_stops_a_turn_and_keeps_the_session(workspace: Path, tmp_path: Pa
         workspace,
     )
     child.expect_exact(PROMPT)
+
+    # one Ctrl-C: the agent stops at its next safe point (after the running tool)
     child.sendline("wait")
-    child.expect('→ run_shell command="sleep 30"')
+    child.expect('→ run_shell command="sleep 2"')
     child.sendintr()
-    child.expect(STATUS, timeout=10)  # back well before the 30 s sleep would end
+    child.expect_exact("stopping")
+    child.expect_exact("interrupted")
+    child.expect(STATUS)
     child.expect_exact(PROMPT)
+
+    # two: stop now, without waiting for the 8 s command
+    child.sendline("wait longer")
+    child.expect('→ run_shell command="sleep 8"')
+    started = time.monotonic()
+    child.sendintr()
+    child.expect_exact("stopping")
+    child.sendintr()
+    child.expect_exact("interrupted")
+    child.expect(STATUS)
+    child.expect_exact(PROMPT)
+    assert time.monotonic() - started < 6
+
+    assert "Still here." in _turn(child, "still there?")
     child.sendintr()  # Ctrl-C at the prompt leaves
-    child.expect(r"resume with: palimpsest chat --session (\S+)")
+    child.expect(r"resume with: palimpsest chat --session (\S+)\r\n")
     session_id = str(child.match.group(1))
     child.expect(pexpect.EOF)
     child.close()
@@ -226,10 +254,12 @@ def test_ctrl_c_stops_a_turn_and_keeps_the_session(workspace: Path, tmp_path: Pa
     with SessionStore(db) as store:
         stored = store.get_messages(store.resume_target(session_id))
     validate_transcript(stored)
-    assert stored[0] == {"role": "user", "content": "wait"} or stored[0]["content"] == "wait"
-    calls = [m for m in stored if m.get("tool_calls")]
-    results = [m for m in stored if m["role"] == "tool"]
-    assert len(calls) == 1 and len(results) == 1  # the stopped call has its result
+    users = [m["content"] for m in stored if m["role"] == "user"]
+    assert users == ["wait", "wait longer", "still there?"]
+    calls = [c["id"] for m in stored for c in m.get("tool_calls") or ()]
+    results = [m["tool_call_id"] for m in stored if m["role"] == "tool"]
+    assert calls == results == ["s", "l"]  # each stopped call has a result
+    assert stored[-1]["content"] == "Still here."
 
 
 runner = CliRunner()
@@ -261,7 +291,7 @@ class TestArguments:
         ]
         result = runner.invoke(app, args)
         assert result.exit_code == 2
-        assert "no session matches 'nope'" in result.output
+        assert "no single session matches 'nope'" in result.output
 
     def test_missing_replay_file(self, tmp_path: Path) -> None:
         result = runner.invoke(app, ["chat", "--model", f"replay:{tmp_path / 'absent.json'}"])
@@ -280,7 +310,9 @@ class TestArguments:
     ) -> None:
         transcript = _transcript(tmp_path / "t.json")
         isolated_home.mkdir(parents=True, exist_ok=True)
-        (isolated_home / "config.yaml").write_text(f"model:\n  name: replay:{transcript}\n")
+        (isolated_home / "config.yaml").write_text(
+            f"model:\n  name: replay:{transcript}\n  context_length: 4096\n"
+        )
         result = runner.invoke(app, ["chat", "--db", str(tmp_path / "s.db")], input="hello\n")
         assert result.exit_code == 0, result.output
         assert "Hi, I am replaying a recorded session." in result.output

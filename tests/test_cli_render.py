@@ -83,13 +83,13 @@ class TestCompactionLine:
             before_tokens=12345,
             after_tokens=3210,
             compacted=True,
-            session_id="abcdef0123456789",
-            parent_session_id="99998888777766665555",
+            session_id="20260101_101502_9f3a2c",
+            parent_session_id="20260101_101502_1b7e40",
             seconds=0.125,
         )
         assert compaction_line(event) == (
             "⟳ compaction (after_round): 40 → 12 messages, 12,345 → 3,210 tokens, 0.12 s"
-            " · session abcdef01 (parent 99998888)"
+            " · session 20260101_101502_9f3a2c (parent 20260101_101502_1b7e40)"
         )
 
     def test_nothing_compacted_says_why(self) -> None:
@@ -105,7 +105,7 @@ class TestStatusLine:
             "threshold": 64000,
             "percent": 9.64,
             "compactions": 1,
-            "session_id": "ab12cd34ef56",
+            "session_id": "ab12cd34",
         }
         assert status_line(status) == (
             "ctx 12,345/128,000 (9.6%) · threshold 64,000 · 1 compaction · session ab12cd34"
@@ -128,8 +128,11 @@ class TestStatusLine:
             "estimated": False,
         }
         assert status_line(status) == (
-            "ctx 5,000/8,192 (61.0%) · threshold 6,963 · 2 compactions · session 20260101"
+            "ctx 5,000/8,192 (61.0%) · threshold 6,963 · 2 compactions · session 20260101_101010_abcdef"
         )
+
+    def test_a_foreign_long_id_is_cut(self) -> None:
+        assert status_line({"session_id": "x" * 40}).endswith("session " + "x" * 24)
 
     def test_unknown_usage_is_never_zero(self) -> None:
         line = status_line({"used": None, "window": 4096, "percent": 0.0, "threshold": 2048})

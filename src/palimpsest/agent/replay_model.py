@@ -33,7 +33,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
-from ..errors import ProviderError
+from ..errors import ContextOverflowError, ProviderError
 from ..messages.content import (
     arguments_object,
     call_arguments,
@@ -45,6 +45,7 @@ from ..messages.content import (
 )
 from ..messages.reading import read_transcript
 from ..providers.base import Completion
+from ..tokens import estimate_request_tokens_rough
 from .tools import Tool, ToolContext
 
 __all__ = [
@@ -259,6 +260,11 @@ class ReplayChatModel:
     answers with no text and no calls (the agent then ends the turn with a warning). A
     request that offers only the ``memory`` tool is a memory flush: it is answered with
     nothing and does not consume a reply.
+
+    With ``context_length``, the model also plays the provider's window: a request whose
+    rough estimate (messages and tool schemas) is larger raises
+    :class:`~palimpsest.errors.ContextOverflowError` with that ``limit``, as a real server
+    would, so the agent's reactive recovery runs; the reply stays queued for the retry.
     """
 
     def __init__(
@@ -267,8 +273,10 @@ class ReplayChatModel:
         *,
         model: str = REPLAY_PREFIX,
         when_exhausted: Literal["error", "empty"] = "error",
+        context_length: int | None = None,
     ) -> None:
         self.model = model
+        self.context_length = context_length
         self.when_exhausted = when_exhausted
         self._queue: deque[dict[str, Any]] = deque(dict(r) for r in replies)
         self.served = 0
@@ -298,6 +306,7 @@ class ReplayChatModel:
         if _offers_only_flush(tools):
             self.unrecorded += 1
             return Completion(content=None, finish_reason="stop", model=self.model)
+        self._check_window(messages, tools)
         if not self._queue:
             if self.when_exhausted == "error":
                 raise ReplayExhaustedError(
@@ -316,6 +325,22 @@ class ReplayChatModel:
             model=self.model,
             raw=reply,
         )
+
+    def _check_window(
+        self, messages: Sequence[dict[str, Any]], tools: Sequence[dict[str, Any]] | None
+    ) -> None:
+        if self.context_length is None:
+            return
+        size = estimate_request_tokens_rough(messages, tools=tools)
+        if size > self.context_length:
+            raise ContextOverflowError(
+                f"the request (~{size:,} tokens) does not fit the replayed "
+                f"{self.context_length:,}-token window",
+                limit=self.context_length,
+                requested=size,
+                provider=REPLAY_PREFIX,
+                model=self.model,
+            )
 
     async def acomplete(
         self,

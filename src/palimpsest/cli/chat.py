@@ -112,7 +112,10 @@ def _run_turn(agent: Agent, text: str, renderer: EventRenderer) -> None:
         renderer.finish()
         renderer.console.print("[yellow]interrupted: the session is kept[/]", highlight=False)
     finally:
-        turn.close()
+        # run() is a generator: closing it lets the agent finish the turn's bookkeeping now
+        close = getattr(turn, "close", None)
+        if close is not None:
+            close()
         renderer.finish()
 
 
@@ -172,7 +175,10 @@ def _resume_id(store: SessionStore, session: str | None) -> str | None:
         return None
     found = store.resolve_session_id(session)
     if found is None:
-        fail(f"no session matches {session!r}; list them with: palimpsest sessions list")
+        fail(
+            f"no single session matches {session!r} (none does, or several start with it); "
+            "list them with: palimpsest sessions list"
+        )
     return store.resume_target(found)
 
 

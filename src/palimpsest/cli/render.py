@@ -50,8 +50,9 @@ LINE_WIDTH = 100
 ARG_WIDTH = 40
 """Widest one argument value gets in a tool-call line."""
 
-SHORT_ID = 8
-"""Characters of a session id shown (enough to pass to ``--session`` as a prefix)."""
+SHORT_ID = 24
+"""Characters of a session id shown: the store's ids (``20260101_093000_a1b2c3``, 22) whole,
+since their first characters are only the date; longer foreign ids are cut."""
 
 
 def shorten(text: str, width: int) -> str:
@@ -61,7 +62,7 @@ def shorten(text: str, width: int) -> str:
 
 
 def short_id(session_id: str | None) -> str:
-    """The first characters of a session id; ``?`` when there is none."""
+    """A session id as shown (cut when longer than :data:`SHORT_ID`); ``?`` for none."""
     return session_id[:SHORT_ID] if session_id else "?"
 
 

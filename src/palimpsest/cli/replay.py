@@ -95,10 +95,12 @@ def _compaction_record(turn: int, event: CompactionEvent) -> tuple[dict[str, Any
     if not event.compacted:
         return record, f"  ⟳ compaction ({event.path}) did not compact: {record['reason'] or '?'}"
     removed = event.before_messages - event.after_messages
+    record["messages_removed"] = max(removed, 0)
     text = (
         f"  ⟳ compaction ({event.path}): {event.before_messages:,} → {event.after_messages:,} "
-        f"messages ({removed:,} removed), {event.before_tokens:,} → {event.after_tokens:,} "
-        f"tokens, {event.seconds * 1000:.0f} ms"
+        f"messages ({f'{removed:,} removed' if removed > 0 else 'none removed'}), "
+        f"{event.before_tokens:,} → {event.after_tokens:,} tokens, "
+        f"{event.seconds * 1000:.0f} ms"
     )
     if event.session_id:
         text += f"\n    continues in {event.session_id} (parent {event.parent_session_id or '-'})"
@@ -229,7 +231,11 @@ def replay_transcript(
     """Drive a real Agent through ``script``; return the totals record."""
     from ..agent.loop import Agent  # the loop pulls in every layer: load it only to replay
 
-    model = ReplayChatModel(model=f"{REPLAY_PREFIX}:{name}", when_exhausted="empty")
+    # The replayed model also plays the provider's window, so an oversized request is
+    # refused as a real server would refuse it, and the reactive path shows up.
+    model = ReplayChatModel(
+        model=f"{REPLAY_PREFIX}:{name}", when_exhausted="empty", context_length=context_length
+    )
     longest = max((len(t.replies) for t in script.turns), default=0)
     agent = Agent(
         model,
@@ -242,6 +248,9 @@ def replay_transcript(
         max_iterations=max(MIN_ITERATIONS, longest + 2),
         settings=load_settings(),
     )
+    if agent.session_id is not None:
+        # continuations take their "#2" titles from this one
+        store.set_session_title(agent.session_id, f"replay {name}")
     totals: Counter[str] = Counter()
     started = time.perf_counter()
     try:
