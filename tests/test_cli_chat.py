@@ -89,12 +89,13 @@ def _spawn(args: list[str], cwd: Path) -> pexpect.spawn:
 
 
 def _turn(child: pexpect.spawn, line: str) -> str:
-    """Send a line, wait for the status line and the next prompt; return what was printed."""
+    """Send a line, wait for the status line and the next prompt; return what was printed
+    (the status line included)."""
     child.sendline(line)
     child.expect(STATUS)
-    before = str(child.before)
+    shown = str(child.before) + str(child.after)
     child.expect_exact(PROMPT)
-    return before
+    return shown + str(child.before)
 
 
 @pytest.fixture
@@ -137,14 +138,16 @@ def test_a_session_in_a_real_terminal_then_resumed(workspace: Path, tmp_path: Pa
         assert f"Reply {k}:" in _turn(child, f"more {k}")
 
     compressed = _turn(child, "/compress the workspace notes")
-    assert "compress" in compressed.lower()
-    assert "1 compaction" in compressed or "⟳ compaction (manual)" in compressed
+    assert re.search(r"⟳ compaction \(manual\): 16 → \d+ messages", compressed)
+    assert re.search(r"Compressed: 16 → \d+ messages", compressed)
+    assert "· 1 compaction ·" in compressed
 
     undone = _turn(child, "/undo")
-    assert "undo" in undone.lower()
+    assert "Undid the last compaction" in undone and "→ 16 messages" in undone
+    assert "· 0 compactions ·" in undone
 
     usage = _turn(child, "/usage")
-    assert "token" in usage.lower()
+    assert re.search(r"Model calls: \d+", usage) and "Tokens:" in usage
 
     child.sendline("/exit")
     child.expect(r"resume with: palimpsest chat --session (\S+)\r\n")

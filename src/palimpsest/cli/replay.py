@@ -65,6 +65,10 @@ class Timeline:
             self.console.print(text, markup=False, highlight=False)
 
 
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
+
+
 def _percent(tokens: int | None, window: int) -> float | None:
     return round(100.0 * tokens / window, 1) if tokens is not None and window else None
 
@@ -140,7 +144,7 @@ def _play_turn(
                 "percent": _percent(tokens, window),
             }
             text = (
-                f"  round {tally.rounds}: {len(agent.messages):,} messages, "
+                f"  round {tally.rounds}: {_count(len(agent.messages), 'message')}, "
                 f"{_tokens_text(tokens, event.estimated, window)}"
             )
             timeline.add(record, text if show_rounds else None)
@@ -183,9 +187,8 @@ def _turn_record(
         "error": redact(end.error) if end and end.error else None,
     }
     text = (
-        f"turn {number}/{count} ({turn.kind}): {tally.rounds} round"
-        f"{'' if tally.rounds == 1 else 's'}, {tally.tool_calls} tool call"
-        f"{'' if tally.tool_calls == 1 else 's'} · {len(agent.messages):,} messages · "
+        f"turn {number}/{count} ({turn.kind}): {_count(tally.rounds, 'round')}, "
+        f"{_count(tally.tool_calls, 'tool call')} · {_count(len(agent.messages), 'message')} · "
         f"{_tokens_text(tokens, estimated, window)}"
     )
     if record["error"]:
@@ -296,11 +299,12 @@ def replay_transcript(
     by_path = ", ".join(f"{k} {v}" for k, v in record["compactions_by_path"].items())
     timeline.add(
         record,
-        f"totals: {record['turns']} turns, {record['model_calls']} model calls, "
-        f"{record['tool_calls']} tool calls, {record['compactions']} compaction"
-        f"{'' if record['compactions'] == 1 else 's'}{f' ({by_path})' if by_path else ''}, "
-        f"{record['sessions']} session{'' if record['sessions'] == 1 else 's'}, "
-        f"{record['turn_errors']} turn errors, {elapsed:.2f} s",
+        f"totals: {_count(record['turns'], 'turn')}, "
+        f"{_count(record['model_calls'], 'model call')}, "
+        f"{_count(record['tool_calls'], 'tool call')}, "
+        f"{_count(record['compactions'], 'compaction')}{f' ({by_path})' if by_path else ''}, "
+        f"{_count(record['sessions'], 'session')}, "
+        f"{_count(record['turn_errors'], 'turn error')}, {elapsed:.2f} s",
     )
     return record
 
@@ -344,7 +348,8 @@ def replay_command(
                 "skipped_messages": script.skipped,
                 "context_length": context_length,
             },
-            f"replay {transcript.name}: {len(messages):,} messages as {len(script.turns)} turns "
+            f"replay {transcript.name}: {_count(len(messages), 'message')} as "
+            f"{_count(len(script.turns), 'turn')} "
             f"({style}) into a {context_length:,}-token window",
         )
         store = SessionStore(db) if db is not None else SessionStore()
