@@ -316,7 +316,27 @@ class TestArguments:
         (isolated_home / "config.yaml").write_text(
             f"model:\n  name: replay:{transcript}\n  context_length: 4096\n"
         )
-        result = runner.invoke(app, ["chat", "--db", str(tmp_path / "s.db")], input="hello\n")
+        result = runner.invoke(app, ["chat"], input="hello\n")
         assert result.exit_code == 0, result.output
         assert "Hi, I am replaying a recorded session." in result.output
         assert "resume with: palimpsest chat --session" in result.output
+        with SessionStore(isolated_home / "state.db") as store:  # the default store
+            assert store.message_count() == 2
+
+    def test_a_provider_spec_goes_through_connect(self) -> None:
+        result = runner.invoke(app, ["chat", "--model", "openai-compatible:local"])
+        assert result.exit_code == 2
+        assert "base_url" in result.output
+        result = runner.invoke(app, ["chat", "--model", "nosuch:model"])
+        assert result.exit_code == 2
+        assert "nosuch" in result.output
+
+    def test_the_commands_have_help_and_docs(self) -> None:
+        docs = (Path(__file__).resolve().parents[1] / "docs" / "agent.md").read_text()
+        for name in ("chat", "replay"):
+            result = runner.invoke(app, [name, "--help"])
+            assert result.exit_code == 0
+            assert f"## `palimpsest {name}`" in docs
+        chat_help = runner.invoke(app, ["chat", "--help"]).output
+        for option in ("--model", "--base-url", "--session", "--tools", "--context-length", "--db"):
+            assert option in chat_help and f"`{option}" in docs

@@ -35,6 +35,7 @@ from ..providers.connect import connect
 from ..storage.sessions import SessionStore
 from .common import fail, handle_errors
 from .render import EventRenderer, short_id, status_line
+from .sessions import open_store
 
 if TYPE_CHECKING:
     from ..agent.loop import Agent
@@ -167,7 +168,9 @@ def _tools_root(tools: list[str]) -> Path | None:
 
 
 def _open_store(db: Path | None) -> SessionStore:
-    return SessionStore(db) if db is not None else SessionStore()
+    """``--db``, else the store every command uses (``store.path`` from config, else
+    ``$PALIMPSEST_HOME/state.db``)."""
+    return SessionStore(db) if db is not None else open_store()
 
 
 def _resume_id(store: SessionStore, session: str | None) -> str | None:
@@ -220,7 +223,9 @@ def chat_command(
     ] = None,
     db: Annotated[
         Path | None,
-        typer.Option("--db", help="Session database (default: $PALIMPSEST_HOME/state.db)."),
+        typer.Option(
+            "--db", help="Session database (default: store.path, else $PALIMPSEST_HOME/state.db)."
+        ),
     ] = None,
 ) -> None:
     """Talk to an agent that keeps its conversation inside the window."""

@@ -39,6 +39,7 @@ from ..messages import load_transcript, validate_transcript
 from ..storage.sessions import SessionStore
 from .common import fail, handle_errors
 from .render import status_figure
+from .sessions import open_store
 
 if TYPE_CHECKING:
     from ..agent.loop import Agent
@@ -321,7 +322,9 @@ def replay_command(
     ],
     db: Annotated[
         Path | None,
-        typer.Option("--db", help="Session database (default: $PALIMPSEST_HOME/state.db)."),
+        typer.Option(
+            "--db", help="Session database (default: store.path, else $PALIMPSEST_HOME/state.db)."
+        ),
     ] = None,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the timeline as JSON lines.")
@@ -352,7 +355,7 @@ def replay_command(
             f"{_count(len(script.turns), 'turn')} "
             f"({style}) into a {context_length:,}-token window",
         )
-        store = SessionStore(db) if db is not None else SessionStore()
+        store = SessionStore(db) if db is not None else open_store()
         try:
             replay_transcript(
                 script,
