@@ -28,7 +28,9 @@ from rich.console import Console
 from rich.markup import escape
 
 from ..agent.replay_model import REPLAY_PREFIX, ReplayChatModel, build_script
+from ..compaction.redact import redact
 from ..config import Settings, load_settings
+from ..errors import PalimpsestError
 from ..messages import load_transcript, validate_transcript
 from ..providers.base import ChatModel
 from ..providers.connect import connect
@@ -103,6 +105,16 @@ def _interrupts(agent: Agent, console: Console) -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
+def _interrupted(renderer: EventRenderer) -> None:
+    renderer.finish()
+    renderer.console.print("[yellow]interrupted: the session is kept[/]", highlight=False)
+
+
+def _failed(renderer: EventRenderer, exc: PalimpsestError) -> None:
+    renderer.finish()
+    renderer.console.print(f"[red]error:[/] {escape(redact(str(exc)))}", highlight=False)
+
+
 def _run_turn(agent: Agent, text: str, renderer: EventRenderer) -> None:
     turn = agent.run(text)
     try:
@@ -110,8 +122,9 @@ def _run_turn(agent: Agent, text: str, renderer: EventRenderer) -> None:
             for event in turn:
                 renderer.render(event)
     except KeyboardInterrupt:
-        renderer.finish()
-        renderer.console.print("[yellow]interrupted: the session is kept[/]", highlight=False)
+        _interrupted(renderer)
+    except PalimpsestError as exc:  # the turn failed; the session and the prompt stay
+        _failed(renderer, exc)
     finally:
         # run() is a generator: closing it lets the agent finish the turn's bookkeeping now
         close = getattr(turn, "close", None)
@@ -121,7 +134,14 @@ def _run_turn(agent: Agent, text: str, renderer: EventRenderer) -> None:
 
 
 def _run_command(agent: Agent, line: str, renderer: EventRenderer) -> None:
-    result = agent.command(line)
+    try:
+        result = agent.command(line)
+    except KeyboardInterrupt:  # e.g. a long /compress: the agent keeps the session valid
+        _interrupted(renderer)
+        return
+    except PalimpsestError as exc:
+        _failed(renderer, exc)
+        return
     if result is None:
         renderer.console.print(
             f"[red]unknown command {escape(line.split()[0])}[/]: try /compress [focus], "
