@@ -212,12 +212,12 @@ class TestRunShell:
         text = ok(
             tools.call(
                 "run_shell",
-                {"command": "(sleep 30; touch late.txt) & echo started; sleep 30", "timeout": 0.5},
+                {"command": "(sleep 30; touch late.txt) & echo started; sleep 30", "timeout": 2},
             )
         )
-        assert time.perf_counter() - started < 5
+        assert time.perf_counter() - started < 8
         assert text.startswith("started\n")
-        assert "timed out after 0.5 s" in text
+        assert "timed out after 2 s" in text
         assert text.endswith("exit code: -9")
         time.sleep(0.1)
         assert not (root / "late.txt").exists()

@@ -76,6 +76,8 @@ def _compress(agent: Agent, focus: str) -> CommandResult:
     before_tokens = estimate_messages_tokens_rough(before)
     events, outcome = _drain(agent, agent.compress_flow(focus or None))
     assert isinstance(outcome, CompactionOutcome)
+    if outcome.locked:
+        return CommandResult("/compress", outcome.event.reason or "", events)
     after = agent.messages if outcome.compacted else before
     facts = outcome.feedback_facts
     feedback = summarize_manual_compression(
@@ -130,9 +132,9 @@ def _usage(agent: Agent, _: str) -> CommandResult:
         f"Cache: {u.cache_read_tokens:,} read, {u.cache_write_tokens:,} written",
         "Cost: " + (format_cost(cost) if cost is not None else "unknown (no price for this model)"),
     ]
-    if agent.estimated_calls:
+    if agent.usage.estimated_calls:
         lines.append(
-            f"Estimated: {agent.estimated_calls} call(s) reported no usage; their figures are "
+            f"Estimated: {agent.usage.estimated_calls} call(s) reported no usage; their figures are "
             "calibrated estimates."
         )
     return CommandResult("/usage", "\n".join(lines))

@@ -41,7 +41,8 @@ from ..tokens import estimate_messages_tokens_rough
 from .driver import Flow, Offload
 from .events import CompactionEvent, CompactionPath, WarningEvent
 from .flush import FlushResult, flush_memories
-from .persistence import save_guards
+from .lock import busy_message, holder_id, release_compression_lock, take_compression_lock
+from .persistence import read_guards, save_guards
 from .todo import INJECTION_HEADER
 
 if TYPE_CHECKING:
@@ -92,6 +93,8 @@ class CompactionOutcome:
     compacted: bool
     flush: FlushResult = field(default_factory=FlushResult)
     feedback_facts: dict[str, Any] = field(default_factory=dict)
+    locked: bool = False
+    """Another compaction of this session held the lock; nothing was done."""
 
 
 def _accepted_kwargs(engine: ContextEngine, wanted: Mapping[str, Any]) -> dict[str, Any]:
@@ -133,16 +136,61 @@ def compress_context(
     focus_topic: str | None = None,
     force: bool = False,
 ) -> Flow:
-    """One compaction of ``agent.messages`` with every step around it (module docstring)."""
+    """One compaction of ``agent.messages`` with every step around it (module docstring).
+
+    With a store, the session's compression lock is held throughout (AL-30); when another
+    compaction holds it, nothing happens and the outcome says so (``locked``).
+    """
+    store, locked_id, holder = agent.store, agent.session_id, holder_id()
+    if store is not None and locked_id is not None:
+        try:
+            busy = take_compression_lock(store, locked_id, holder)
+        except PalimpsestError as exc:
+            log.warning("could not check the compression lock: %s", exc)
+            busy = ""
+        if busy is not None:
+            reason = busy_message(busy or None)
+            yield WarningEvent("compression_locked", reason)
+            event = CompactionEvent(
+                path=path,
+                before_messages=len(agent.messages),
+                after_messages=len(agent.messages),
+                before_tokens=estimate_messages_tokens_rough(agent.messages),
+                after_tokens=estimate_messages_tokens_rough(agent.messages),
+                compacted=False,
+                session_id=agent.session_id,
+                reason=reason,
+            )
+            yield event
+            return CompactionOutcome(event, False, locked=True)
+    try:
+        return (yield from _compress_locked(agent, path, approx_tokens, focus_topic, force))
+    finally:
+        if store is not None and locked_id is not None:
+            try:
+                release_compression_lock(store, locked_id, holder)
+            except PalimpsestError as exc:
+                log.warning("could not release the compression lock: %s", exc)
+
+
+def _compress_locked(
+    agent: Agent,
+    path: CompactionPath,
+    approx_tokens: int | None,
+    focus_topic: str | None,
+    force: bool,
+) -> Flow:
     engine = agent.compressor
     started = time.perf_counter()
     before = list(agent.messages)
     before_tokens = estimate_messages_tokens_rough(before)
 
     # 1. Flush, then the providers' checkpoint; the ledger's note rides along.
-    flush: FlushResult = yield from flush_memories(
-        agent.memory, agent.system_prompt, before, max_tokens=agent.max_tokens
-    )
+    flush = FlushResult(skipped="memory.flush_before_compression is off")
+    if agent.flush_enabled:
+        flush = yield from flush_memories(
+            agent.memory, agent.system_prompt, before, max_tokens=agent.max_tokens
+        )
     if flush.error:
         yield WarningEvent("memory_flush_failed", f"Memory flush failed: {flush.error}")
     memory_context = ""
@@ -227,7 +275,9 @@ def compress_context(
             engine.on_session_start(new_id, boundary_reason="compression", old_session_id=old_id)
         except Exception:
             log.warning("engine.on_session_start failed", exc_info=True)
-    agent.guards = save_guards(agent.store, new_id, engine, None)
+    # The child inherited the parent's row values: compare with those, not with defaults.
+    inherited = read_guards(agent.store, new_id) if agent.store and new_id else None
+    agent.guards = save_guards(agent.store, new_id, engine, inherited)
     agent.undo = UndoRecord(
         before=before,
         after_len=len(compacted_list),

@@ -72,19 +72,22 @@ def drive_sync(model: ChatModel, flow: Flow) -> Iterator[AgentEvent]:
     """Run ``flow`` to its end, yielding its events; work is done in this thread."""
     value: Any = None
     error: BaseException | None = None
-    while True:
-        try:
-            step = flow.throw(error) if error is not None else flow.send(value)
-        except StopIteration:
-            return
-        value, error = None, None
-        if isinstance(step, ModelCall | Offload):
+    try:
+        while True:
             try:
-                value = _answer_sync(model, step)
-            except (Exception, KeyboardInterrupt) as exc:
-                error = exc
-        else:
-            yield step
+                step = flow.throw(error) if error is not None else flow.send(value)
+            except StopIteration:
+                return
+            value, error = None, None
+            if isinstance(step, ModelCall | Offload):
+                try:
+                    value = _answer_sync(model, step)
+                except (Exception, KeyboardInterrupt) as exc:
+                    error = exc
+            else:
+                yield step
+    finally:
+        flow.close()  # a caller that stops early still gets the flow's cleanup, now
 
 
 async def drive_async(model: ChatModel, flow: Flow) -> AsyncIterator[AgentEvent]:
@@ -92,16 +95,19 @@ async def drive_async(model: ChatModel, flow: Flow) -> AsyncIterator[AgentEvent]
     work runs in a worker thread, so the event loop stays free."""
     value: Any = None
     error: BaseException | None = None
-    while True:
-        try:
-            step = flow.throw(error) if error is not None else flow.send(value)
-        except StopIteration:
-            return
-        value, error = None, None
-        if isinstance(step, ModelCall | Offload):
+    try:
+        while True:
             try:
-                value = await _answer_async(model, step)
-            except (Exception, KeyboardInterrupt) as exc:
-                error = exc
-        else:
-            yield step
+                step = flow.throw(error) if error is not None else flow.send(value)
+            except StopIteration:
+                return
+            value, error = None, None
+            if isinstance(step, ModelCall | Offload):
+                try:
+                    value = await _answer_async(model, step)
+                except (Exception, KeyboardInterrupt) as exc:
+                    error = exc
+            else:
+                yield step
+    finally:
+        flow.close()

@@ -18,46 +18,42 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..calibration import EstimateCalibrator
 from ..compaction.compressor import ContextCompressor
 from ..compaction.engine import ContextEngine
 from ..config import Settings, load_settings
 from ..errors import ConfigError, PalimpsestError
 from ..memory.manager import MemoryManager
-from ..messages import content_text, for_provider, role_of, tool_calls_of
-from ..pricing import estimate_usage_cost, prices_from_settings
+from ..messages import for_provider
+from ..pricing import prices_from_settings
 from ..providers.base import ChatModel, Completion
 from ..storage.search import SessionSearch
-from ..storage.sessions import SessionStore, new_session_id
+from ..storage.sessions import SessionStore
 from ..tokens import (
     estimate_messages_tokens_rough,
     estimate_request_tokens_rough,
-    estimate_tokens_rough,
 )
 from ..usage import CanonicalUsage
+from .binding import bind_session, start_new_session
 from .commands import CommandResult, run_command
 from .compaction_step import UndoRecord, compress_context
 from .driver import Flow, drive_async, drive_sync
 from .events import AgentEvent, CompactionEvent, TurnEnd, UsageEvent, WarningEvent
+from .history import attach_fence, cancelled_results
 from .ledger import StateLedger
-from .persistence import GuardState, SessionWriter, load_guards, read_guards, save_guards
+from .persistence import GuardState, SessionWriter, load_guards, save_guards
 from .recovery import max_attempts
 from .registry import ToolRegistry
 from .status import context_status
 from .system_prompt import SystemPromptBuilder
 from .todo import TodoStore, todo_tool
 from .tools import Tool
-from .turn import CANCELLED_RESULT, turn_flow
+from .turn import turn_flow
+from .usage_tracking import UsageTracker
 from .workspace import workspace_tools
 
 __all__ = ["Agent"]
 
 log = logging.getLogger("palimpsest.agent")
-
-
-def _usage_unknown(usage: CanonicalUsage) -> bool:
-    """No usage came back (a llama.cpp stream sends none): unknown, not zero."""
-    return usage.raw_usage is None and usage.prompt_tokens == 0 and usage.output_tokens == 0
 
 
 class Agent:
@@ -118,8 +114,12 @@ class Agent:
         self.compressor = compressor or self._default_compressor(context_length)
         if compressor is not None and context_length and context_length != self.context_length:
             compressor.update_model(self.model_name, context_length)
-        self.calibrator = EstimateCalibrator()
-        self.prices = prices_from_settings(self.settings)
+        self.usage = UsageTracker(
+            self.model_name,
+            provider=getattr(model, "provider", None),
+            base_url=getattr(model, "base_url", None),
+            prices=prices_from_settings(self.settings),
+        )
 
         self.todos = TodoStore()
         self.ledger = StateLedger(self.workdir)
@@ -134,15 +134,11 @@ class Agent:
             self.tools.register(extra)
 
         self.messages: list[dict[str, Any]] = []
-        self.usage_total = CanonicalUsage(request_count=0)
-        self._cost_sum = 0.0
-        self._cost_unknown = False
         self.turn = 0
         self.undo: UndoRecord | None = None
         self.guards: GuardState | None = None
         self.last_request_len: int | None = None
-        self.last_usage_estimated = False
-        self.estimated_calls = 0
+        self._fence_target: str | None = None
         self._interrupt = threading.Event()
         self._busy = threading.Lock()
         self._blocked_warned = False
@@ -152,7 +148,7 @@ class Agent:
             system_message=system_message, memory=memory, source=source, workdir=self.workdir
         )
         self.system_prompt = ""
-        self._bind(session_id)
+        bind_session(self, session_id)
 
     # -- construction helpers ------------------------------------------------------------
 
@@ -203,48 +199,6 @@ class Agent:
         base = self.store.path.parent if self.store is not None else Path.home() / ".palimpsest"
         return base / "tool_outputs"
 
-    def _bind(self, session_id: str | None, *, fresh: bool = False) -> None:
-        """Start a new session, or resume the tip of ``session_id``'s lineage."""
-        store = self.store
-        resumed = False
-        if (
-            not fresh
-            and store is not None
-            and session_id is not None
-            and store.get_session(session_id)
-        ):
-            sid = store.resume_target(session_id)
-            row = store.require_session(sid)
-            if row.get("ended_at") is not None and row.get("end_reason") != "compression":
-                store.reopen_session(sid)
-            self.messages = [dict(m) for m in store.get_messages(sid)]
-            self.compressor.compression_count = max(0, len(store.compression_chain(sid)) - 1)
-            self.system_prompt = str(row.get("system_prompt") or "")
-            self.turn = sum(1 for m in self.messages if role_of(m) == "user")
-            resumed = True
-        else:
-            sid = session_id or new_session_id()
-        self.session_id = sid
-        if self.memory is not None and not fresh:
-            self.memory.initialize_all(sid, platform=self.source)
-        elif self.memory is not None:
-            self.memory.store.load_from_disk()  # a new session takes a new snapshot
-        if not self.system_prompt:
-            self.system_prompt = self.prompt_builder.build(
-                compression_count=self.compressor.compression_count
-            )
-        if store is not None and not resumed:
-            store.create_session(
-                sid, source=self.source, model=self.model_name, system_prompt=self.system_prompt
-            )
-        self.writer.rebind(sid, len(self.messages))
-        try:
-            self.compressor.on_session_start(sid, platform=self.source, model=self.model_name)
-        except Exception:
-            log.warning("engine.on_session_start failed", exc_info=True)
-        load_guards(store, sid, self.compressor)
-        self.guards = read_guards(store, sid) if store is not None else None
-
     # -- state the flows share -----------------------------------------------------------
 
     def is_interrupted(self) -> bool:
@@ -259,30 +213,8 @@ class Agent:
         self.writer.save(self.messages)
 
     def close_open_calls(self) -> None:
-        """Give every tool call of the last assistant message a result (cancelled ones)."""
-        for index in range(len(self.messages) - 1, -1, -1):
-            message = self.messages[index]
-            if role_of(message) == "assistant" and tool_calls_of(message):
-                answered = {
-                    str(m.get("tool_call_id"))
-                    for m in self.messages[index + 1 :]
-                    if role_of(m) == "tool"
-                }
-                for call in tool_calls_of(message):
-                    cid = str(call.get("id") or "")
-                    if cid and cid not in answered:
-                        name = str((call.get("function") or {}).get("name") or "")
-                        self.messages.append(
-                            {
-                                "role": "tool",
-                                "tool_call_id": cid,
-                                "name": name,
-                                "content": CANCELLED_RESULT,
-                            }
-                        )
-                return
-            if role_of(message) == "user":
-                return
+        """Give every tool call of the last round a result (a cancelled one says so)."""
+        self.messages.extend(cancelled_results(self.messages))
 
     def prefetch(self, user_message: str) -> str:
         """This turn's fenced recall (``""`` when none or trivial, MEM-05/09)."""
@@ -297,19 +229,7 @@ class Agent:
 
     def build_request(self, fence: str = "") -> list[dict[str, Any]]:
         """``[system] + history + request-only injections`` (AL-02), built fresh."""
-        history = for_provider(self.messages)
-        if fence:
-            target = getattr(self, "_fence_target", None)
-            users = [i for i, m in enumerate(history) if role_of(m) == "user"]
-            exact = [i for i in users if content_text(history[i].get("content")) == target]
-            chosen = exact[-1] if exact else (users[-1] if users else None)
-            if chosen is not None:
-                content = history[chosen].get("content")
-                if isinstance(content, list):
-                    new: Any = [*content, {"type": "text", "text": fence}]
-                else:
-                    new = f"{content}\n\n{fence}" if content else fence
-                history[chosen] = {**history[chosen], "content": new}
+        history = attach_fence(for_provider(self.messages), fence, self._fence_target)
         return [{"role": "system", "content": self.system_prompt}, *history]
 
     def estimate_request(self) -> int:
@@ -352,47 +272,31 @@ class Agent:
 
     def record_usage(self, completion: Completion, rough_estimate: int) -> Flow:
         """AL-07: normalize, feed the engine, add to totals, store; one UsageEvent."""
-        usage = completion.usage
-        estimated = _usage_unknown(usage)
-        if estimated:
-            out = estimate_tokens_rough(completion.content or "")
-            out += estimate_messages_tokens_rough([completion.to_message()]) if not out else 0
-            usage = CanonicalUsage(
-                input_tokens=self.calibrator.calibrated(self.model_name, rough_estimate),
-                output_tokens=out,
-            )
-        else:
-            self.calibrator.observe_usage(self.model_name, rough_estimate, usage)
-        self.last_usage_estimated = estimated
-        self.estimated_calls += estimated
+        usage, estimated = self.usage.normalize(completion, rough_estimate)
         self.compressor.update_from_response(usage.for_engine())
         self.last_request_len = len(self.messages)
-        self.usage_total = self.usage_total + usage
-        cost = estimate_usage_cost(
-            self.model_name,
-            usage,
-            provider=getattr(self.model, "provider", None),
-            base_url=getattr(self.model, "base_url", None),
-            prices=self.prices,
-        )
-        if cost.amount_usd is None:
-            self._cost_unknown = True
-        else:
-            self._cost_sum += cost.amount_usd
+        cost = self.usage.add(usage, estimated)
         if self.store is not None and self.session_id is not None:
             try:
-                self.store.record_usage(
-                    self.session_id, usage, cost.amount_usd, model=self.model_name
-                )
+                self.store.record_usage(self.session_id, usage, cost, model=self.model_name)
             except PalimpsestError as exc:
                 log.warning("could not record usage: %s", exc)
         self.guards = save_guards(self.store, self.session_id, self.compressor, self.guards)
-        yield UsageEvent(usage=usage, estimated=estimated, cost_usd=cost.amount_usd)
+        yield UsageEvent(usage=usage, estimated=estimated, cost_usd=cost)
+        check = getattr(self.compressor, "check_pressure", None)
+        warning = check(usage.prompt_tokens) if callable(check) else None
+        if isinstance(warning, str):  # CC-118: once per approach, to the host only
+            yield WarningEvent("context_pressure", warning)
+
+    @property
+    def usage_total(self) -> CanonicalUsage:
+        """The session's usage so far (estimated figures included, see ``usage``)."""
+        return self.usage.total
 
     @property
     def cost_usd(self) -> float | None:
         """What the session's calls cost so far; ``None`` when any call's price is unknown."""
-        return None if self._cost_unknown else self._cost_sum
+        return self.usage.cost_usd
 
     # -- public API ----------------------------------------------------------------------
 
@@ -458,31 +362,7 @@ class Agent:
 
     def start_new_session(self) -> None:
         """``/new``: end this session (``new_session``) and start a fresh, empty one."""
-        old, history = self.session_id, list(self.messages)
-        self.save()
-        if self.store is not None and old is not None:
-            try:
-                self.store.end_session(old, "new_session")
-            except PalimpsestError as exc:
-                log.warning("could not end session %s: %s", old, exc)
-        try:
-            self.compressor.on_session_end(old or "", history)
-            self.compressor.on_session_reset()
-        except Exception:
-            log.warning("engine session hooks failed", exc_info=True)
-        self.messages = []
-        self.todos.write([])
-        self.ledger = StateLedger(self.workdir)
-        self.undo = None
-        self.turn = 0
-        self.last_request_len = None
-        self.usage_total = CanonicalUsage(request_count=0)
-        self._cost_sum, self._cost_unknown, self.estimated_calls = 0.0, False, 0
-        self.system_prompt = ""
-        new_id = new_session_id()
-        if self.memory is not None:
-            self.memory.session_boundary(history, new_id, reset=True, reason="new_session")
-        self._bind(new_id, fresh=True)
+        start_new_session(self)
 
     def interrupt(self) -> None:
         """Ask the running turn to stop at its next safe point (thread-safe)."""

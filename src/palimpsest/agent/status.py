@@ -24,7 +24,7 @@ def context_status(agent: Agent) -> dict[str, Any]:
     exact = (
         real > 0
         and agent.last_request_len == len(agent.messages)
-        and not agent.last_usage_estimated
+        and not agent.usage.last_estimated
     )
     window = int(engine.context_length)
     threshold = int(engine.threshold_tokens)

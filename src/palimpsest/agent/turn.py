@@ -44,12 +44,9 @@ from .tools import ToolContext, ToolOutcome
 if TYPE_CHECKING:
     from .loop import Agent
 
-__all__ = ["CANCELLED_RESULT", "after_round", "preflight", "turn_flow"]
+__all__ = ["after_round", "preflight", "turn_flow"]
 
 log = logging.getLogger("palimpsest.agent")
-
-CANCELLED_RESULT = "Cancelled: the user interrupted the turn before this tool call finished."
-"""The result a tool call gets when an interrupt stopped the turn before it ran."""
 
 
 def turn_flow(agent: Agent, user_message: str) -> Flow:
@@ -69,11 +66,12 @@ def turn_flow(agent: Agent, user_message: str) -> Flow:
 def _turn(agent: Agent, user_message: str) -> Flow:
     agent.turn += 1
     turn = agent.turn
+    agent.close_open_calls()  # a session stored mid-round (a crash) is made valid first
     agent.append({"role": "user", "content": user_message})
     agent.ledger.record_user(user_message, turn)
     if agent.memory is not None:
         agent.memory.on_turn_start(turn, user_message)
-    fence = agent.prefetch(user_message)
+    fence: str = yield Offload(lambda: agent.prefetch(user_message))  # may wait on a provider
     recovery = RecoveryState()
 
     yield from preflight(agent)
@@ -126,7 +124,7 @@ def _turn(agent: Agent, user_message: str) -> Flow:
         yield from agent.record_usage(completion, estimate)
         recovery.output_retries = 0
 
-        message = completion.to_message()
+        message = _with_call_ids(completion.to_message(), turn, iterations)
         text = completion.content or ""
         calls = tool_calls_of(message)
         if not text.strip() and not calls:
@@ -147,6 +145,14 @@ def _turn(agent: Agent, user_message: str) -> Flow:
             return TurnEnd(completed=False, interrupted=True, error="interrupted")
         yield from _tool_round(agent, calls, turn)
         yield from after_round(agent)
+
+
+def _with_call_ids(message: dict[str, Any], turn: int, iteration: int) -> dict[str, Any]:
+    """Give every tool call an id (some models omit them; a result must name its call)."""
+    for index, item in enumerate(tool_calls_of(message)):
+        if isinstance(item, dict) and not call_id(item):
+            item["id"] = f"call_{turn}_{iteration}_{index}"
+    return message
 
 
 def _failed(exc: ProviderError) -> TurnEnd:

@@ -23,7 +23,7 @@ from ..errors import PalimpsestError
 from ..storage.sessions import new_session_id
 from .compaction_step import UndoRecord
 from .events import AgentEvent, WarningEvent
-from .persistence import save_guards
+from .persistence import read_guards, save_guards
 
 if TYPE_CHECKING:
     from .loop import Agent
@@ -111,7 +111,8 @@ def undo_last_compaction(agent: Agent) -> tuple[str, list[AgentEvent]]:
             engine.on_session_start(new_id, boundary_reason="undo", old_session_id=undone)
         except Exception:
             log.warning("engine.on_session_start failed", exc_info=True)
-    agent.guards = save_guards(store, new_id, engine, None)
+    inherited = read_guards(store, new_id) if store is not None and new_id else None
+    agent.guards = save_guards(store, new_id, engine, inherited)
     agent.undo = None
     text = f"Undid the last compaction: {compacted_len} → {len(restored)} messages in context."
     if new_id != undone:

@@ -1,0 +1,42 @@
+"""Binding to sessions: resume the lineage tip, create a given id, /new."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from agent_helpers import (
+    compressor,
+    history,
+    make_agent,
+    stored,
+)
+
+
+class TestResume:
+    def test_resume_loads_history_and_prompt(self, tmp_path: Path):
+        agent = make_agent(tmp_path, ["first answer"])
+        agent.ask("first question")
+        sid, prompt = agent.session_id, agent.system_prompt
+        agent.close()
+        again = make_agent(tmp_path, ["second answer"], store=agent.store, session_id=sid)
+        assert again.session_id == sid and again.messages == agent.messages
+        assert again.system_prompt == prompt
+        again.ask("second question")
+        assert len(stored(again)) == 4
+
+    def test_unknown_session_id_creates_that_session(self, tmp_path: Path):
+        agent = make_agent(tmp_path, ["x"], session_id="my-session")
+        assert agent.session_id == "my-session"
+        assert agent.store.get_session("my-session") is not None  # type: ignore[union-attr]
+
+    def test_resume_lands_on_the_tip_after_a_compaction(self, tmp_path: Path):
+        agent = make_agent(
+            tmp_path, messages=history(12), compressor=compressor(), context_length=None
+        )
+        root = agent.session_id
+        agent.compress()
+        tip = agent.session_id
+        assert tip != root
+        again = make_agent(tmp_path, store=agent.store, session_id=root, compressor=compressor())
+        assert again.session_id == tip and again.messages == agent.messages
+        assert again.compressor.compression_count == 1

@@ -1,0 +1,142 @@
+"""``compress_context``: the steps around a compaction, and what happens when one fails."""
+
+from __future__ import annotations
+
+import asyncio
+from pathlib import Path
+from typing import Any
+
+from agent_helpers import (
+    call,
+    calls,
+    compressor,
+    history,
+    make_agent,
+    memory_manager,
+    stored,
+    user,
+)
+from palimpsest import ScriptedChatModel
+from palimpsest.agent.compaction_step import LEDGER_MARKER
+from palimpsest.agent.events import CompactionEvent, TurnEnd, WarningEvent
+from palimpsest.agent.ledger import LEDGER_HEADER
+from palimpsest.agent.todo import INJECTION_HEADER
+from palimpsest.summarizers.llm import LLMSummarizer
+
+
+def injected(messages: list[dict[str, Any]]) -> list[str]:
+    return [
+        str(m["content"]).split("\n", 1)[0]
+        for m in messages
+        if str(m.get("content")).startswith((LEDGER_HEADER, INJECTION_HEADER))
+    ]
+
+
+def test_ledger_and_todos_are_injected_once_after_each_compaction(tmp_path: Path):
+    work = tmp_path / "work"
+    work.mkdir()
+    write = calls(call("write_file", {"path": "notes.txt", "content": "x"}, "w"))
+    agent = make_agent(
+        tmp_path, [write, "written"], messages=history(12), compressor=compressor(), workdir=work
+    )
+    agent.ask("write notes.txt please")
+    agent.todos.write([{"id": "1", "content": "ship it", "status": "in_progress"}])
+    agent.compress()
+    assert injected(agent.messages) == [LEDGER_HEADER, INJECTION_HEADER]
+    ledger = next(m for m in agent.messages if m.get(LEDGER_MARKER))
+    assert "notes.txt" in ledger["content"]
+    assert agent.messages[-1]["content"].startswith(INJECTION_HEADER)
+    for m in history(6, start=40):
+        agent.append(m)
+    agent.compress()
+    assert injected(agent.messages) == [LEDGER_HEADER, INJECTION_HEADER]
+    # the marker survives the store: a resumed agent still recognises its ledger
+    assert any(m.get(LEDGER_MARKER) for m in stored(agent))
+
+
+def test_the_summarizer_is_told_what_the_ledger_carries(tmp_path: Path):
+    summarizer_model = ScriptedChatModel(default="## Active Task\nNone.")
+    engine = compressor(summarizer=LLMSummarizer(summarizer_model))
+    agent = make_agent(tmp_path, messages=history(12, chars=900), compressor=engine)
+    agent.compress()
+    prompt = summarizer_model.calls[0][0][-1]["content"]
+    assert agent.ledger.summarizer_note() in prompt
+
+
+def test_a_store_failure_at_the_split_keeps_the_compacted_list(tmp_path: Path):
+    agent = make_agent(tmp_path, messages=history(12), compressor=compressor())
+    sid = agent.session_id
+    assert agent.store is not None and sid is not None
+    agent.store.delete_session(sid)  # the continuation cannot find its parent now
+    result = agent.command("/compress")
+    assert result is not None
+    codes = [e.code for e in result.events if isinstance(e, WarningEvent)]
+    assert "session_split_failed" in codes
+    assert agent.session_id == sid and len(agent.messages) < 24
+    assert agent.compressor.compression_count == 1
+
+
+def test_an_engine_error_leaves_the_history_alone(tmp_path: Path):
+    agent = make_agent(tmp_path, messages=history(12), compressor=compressor())
+    agent.messages.append({"role": "bogus", "content": "x"})  # not a transcript
+    before = list(agent.messages)
+    event = agent.compress()
+    assert not event.compacted and event.reason
+    assert agent.messages == before
+
+
+def test_ctrl_c_while_summarizing_leaves_the_session_consistent(tmp_path: Path):
+    summarizer_model = ScriptedChatModel([KeyboardInterrupt()])
+    engine = compressor(8_000, summarizer=LLMSummarizer(summarizer_model))
+    msgs = history(14, chars=1_200)
+    agent = make_agent(tmp_path, ["unused"], messages=msgs, compressor=engine, context_length=None)
+    events = list(agent.run("next step please"))
+    end = events[-1]
+    assert isinstance(end, TurnEnd) and end.interrupted
+    assert agent.messages == [*msgs, user("next step please")]
+    assert stored(agent) == agent.messages
+    assert agent.store.get_session(agent.session_id)["end_reason"] is None  # type: ignore[union-attr,index]
+
+
+def test_async_turn_compacts_through_the_same_flow(tmp_path: Path):
+    home = tmp_path / "home"
+    flush = calls(call("memory", {"action": "add", "target": "memory", "content": "async ok"}))
+    agent = make_agent(
+        tmp_path,
+        model=ScriptedChatModel([flush], default="done"),
+        messages=history(14, chars=1_200),
+        compressor=compressor(8_000),
+        memory=memory_manager(home),
+        context_length=None,
+    )
+
+    async def go() -> list[Any]:
+        return [e async for e in agent.arun("continue the work")]
+
+    events = asyncio.run(go())
+    compaction = next(e for e in events if isinstance(e, CompactionEvent))
+    assert compaction.path == "preflight" and compaction.compacted
+    assert "async ok" in agent.system_prompt
+    assert isinstance(events[-1], TurnEnd) and events[-1].text == "done"
+    assert stored(agent) == agent.messages
+
+
+def test_the_continuation_takes_the_next_lineage_title(tmp_path: Path):
+    agent = make_agent(tmp_path, messages=history(12), compressor=compressor())
+    assert agent.store is not None and agent.session_id is not None
+    agent.store.set_session_title(agent.session_id, "Build API")
+    agent.compress()
+    assert agent.store.get_session(agent.session_id)["title"] == "Build API #2"  # type: ignore[index]
+
+
+def test_the_continuation_row_holds_the_guards_after_the_compaction(tmp_path: Path):
+    from palimpsest.agent.persistence import read_guards, save_guards
+
+    engine = compressor()
+    agent = make_agent(tmp_path, messages=history(12), compressor=engine)
+    engine.ineffective_compression_count = 1  # one weak pass before: stored on the row
+    agent.guards = save_guards(agent.store, agent.session_id, engine, agent.guards)
+    agent.compress()  # a good pass resets the count; the child inherited the old 1
+    assert engine.ineffective_compression_count == 0
+    row = read_guards(agent.store, agent.session_id)  # type: ignore[arg-type]
+    assert row is not None and row.ineffective == 0

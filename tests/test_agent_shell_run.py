@@ -1,0 +1,41 @@
+"""run_command on real subprocesses; cap_output's head and tail."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+
+from palimpsest.agent.shell_run import cap_output, run_command
+
+
+def test_cap_output_keeps_head_and_tail() -> None:
+    assert cap_output("short", 10) == "short"
+    text = "A" * 50 + "B" * 50
+    capped = cap_output(text, 20)
+    assert capped == "A" * 10 + "\n[... 80 chars omitted ...]\n" + "B" * 10
+
+
+def test_exit_code_is_the_last_line(tmp_path: Path) -> None:
+    out = run_command("printf 'a\\nb'; exit 7", tmp_path, timeout=10, output_cap=1000)
+    assert out == "a\nb\nexit code: 7"
+
+
+def test_stdin_is_closed(tmp_path: Path) -> None:
+    started = time.perf_counter()
+    out = run_command("cat; echo done", tmp_path, timeout=10, output_cap=1000)
+    assert out == "done\nexit code: 0"
+    assert time.perf_counter() - started < 8
+
+
+def test_a_background_child_holding_the_pipe_is_killed(tmp_path: Path) -> None:
+    started = time.perf_counter()
+    out = run_command("sleep 30 & echo parent done", tmp_path, timeout=2, output_cap=1000)
+    assert time.perf_counter() - started < 8
+    assert out.startswith("parent done\n")
+    assert "processes it started kept running past 2 s; they were killed" in out
+    assert out.endswith("exit code: 0")
+
+
+def test_undecodable_output_is_replaced_not_fatal(tmp_path: Path) -> None:
+    out = run_command("printf '\\377ok'", tmp_path, timeout=10, output_cap=1000)
+    assert out == "\ufffdok\nexit code: 0"
