@@ -170,6 +170,20 @@ def test_the_text_timeline(tmp_path: Path) -> None:
     assert "\ntotals: 21 turns, 21 model calls" in out
 
 
+def test_the_same_file_twice_into_one_store(tmp_path: Path) -> None:
+    db = tmp_path / "r.db"
+    args = ["replay", str(_native(tmp_path)), "--context-length", "8000", "--db", str(db), "--json"]
+    first = runner.invoke(app, args)
+    second = runner.invoke(app, args)
+    assert first.exit_code == second.exit_code == 0, second.output
+    titles = [
+        [r["title"] for r in _records(done.stdout) if r["event"] == "session"]
+        for done in (first, second)
+    ]
+    assert titles[0] == ["replay native.json"]
+    assert titles[1][0].startswith("replay native.json 20")
+
+
 class TestErrors:
     def test_missing_file(self, tmp_path: Path) -> None:
         result = runner.invoke(

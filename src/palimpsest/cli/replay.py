@@ -224,6 +224,15 @@ def _chain(store: SessionStore, session_id: str | None, timeline: Timeline) -> l
     return chain
 
 
+def _title(store: SessionStore, session_id: str, title: str) -> None:
+    """Name the replay's first session; its continuations take "#2", "#3" from it. Titles
+    are unique in a store, so a second replay of the same file adds its session id."""
+    try:
+        store.set_session_title(session_id, title)
+    except ValueError:
+        store.set_session_title(session_id, f"{title} {session_id}")
+
+
 def replay_transcript(
     script: ReplayScript,
     store: SessionStore,
@@ -253,8 +262,7 @@ def replay_transcript(
         settings=load_settings(),
     )
     if agent.session_id is not None:
-        # continuations take their "#2" titles from this one
-        store.set_session_title(agent.session_id, f"replay {name}")
+        _title(store, agent.session_id, f"replay {name}")
     totals: Counter[str] = Counter()
     started = time.perf_counter()
     try:
