@@ -159,3 +159,17 @@ class TestReplayTools:
         assert look.parameters["additionalProperties"] is True
         assert look.function(context=ToolContext(call_id="k"), anything=1) == NO_RECORDED_RESULT
         assert look.schema()["function"]["name"] == "look"
+
+    def test_a_name_no_tool_may_have_gets_no_replay_tool(self) -> None:
+        script = build_script(
+            [
+                {"role": "user", "content": "go"},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [_call("a", "functions.bash", {}), _call("b", "bash", {})],
+                },
+            ]
+        )
+        assert script.tool_names == ["functions.bash", "bash"]
+        assert [t.name for t in replay_tools(script)] == ["bash"]

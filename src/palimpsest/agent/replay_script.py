@@ -31,6 +31,7 @@ from ..messages.content import (
     tool_calls_of,
 )
 from ..messages.reading import read_transcript
+from .registry import ToolRegistry
 from .tools import Tool, ToolContext
 
 __all__ = [
@@ -258,14 +259,27 @@ def _answerer(results: _RecordedResults, name: str) -> Any:
     return answer
 
 
+def _registrable(item: Tool) -> bool:
+    """Whether the registry accepts the tool (its name rule is the registry's to keep)."""
+    try:
+        ToolRegistry([item])
+    except ValueError:
+        return False
+    return True
+
+
 def replay_tools(script: ReplayScript) -> list[Tool]:
     """One tool per tool name the recorded assistant called; each answers a call with the
     next result the transcript recorded under the call's id (or, when the agent does not
-    pass the id on, the next recorded call of that tool with those arguments), and :data:`NO_RECORDED_RESULT`
-    when there is none. Their schemas accept any arguments: the recording already happened.
+    pass the id on, the next recorded call of that tool with those arguments), and
+    :data:`NO_RECORDED_RESULT` when there is none. Their schemas accept any arguments: the
+    recording already happened.
+
+    A recorded name no tool may have (the registry allows letters, digits, ``_`` and ``-``)
+    gets no replay tool: the agent answers those calls as calls of an unknown tool.
     """
     results = _RecordedResults(script)
-    return [
+    tools = [
         Tool(
             name=name,
             description=f"Replays the recorded results of the transcript's {name!r} calls.",
@@ -274,3 +288,4 @@ def replay_tools(script: ReplayScript) -> list[Tool]:
         )
         for name in script.tool_names
     ]
+    return [item for item in tools if _registrable(item)]
