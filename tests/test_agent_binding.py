@@ -40,3 +40,15 @@ class TestResume:
         again = make_agent(tmp_path, store=agent.store, session_id=root, compressor=compressor())
         assert again.session_id == tip and again.messages == agent.messages
         assert again.compressor.compression_count == 1
+
+
+def test_a_session_the_user_ended_is_reopened_on_resume(tmp_path: Path):
+    agent = make_agent(tmp_path, ["first"])
+    agent.ask("hello")
+    store, sid = agent.store, agent.session_id
+    assert store is not None and sid is not None
+    store.end_session(sid, "user_exit")
+    again = make_agent(tmp_path, ["second"], store=store, session_id=sid)
+    assert store.get_session(sid)["ended_at"] is None  # type: ignore[index]
+    assert again.ask("back again").text == "second" and len(store.get_messages(sid)) == 4
+    assert again.turn == 2

@@ -1,8 +1,8 @@
 """A 300-turn scripted session from real transcript turns, in a 16K window (issue 9).
 
-The model is a script that answers from real SWE-agent turns: each user turn asks for a
-change, the model writes a file (content taken from the transcript's tool outputs), now
-and then runs a shell command that fails, and answers with a real assistant message. One
+The model is a script that answers from real SWE-agent turns: every third user turn it
+writes a file (content taken from the transcript's tool outputs), now and then it runs a
+shell command that fails, and it always ends with a real assistant message. One
 call in the middle is refused with a context overflow, as a provider would. The test
 checks the promises of the issue's acceptance:
 
@@ -36,7 +36,8 @@ from palimpsest.tokens import estimate_request_tokens_rough
 
 WINDOW = 16_000
 TURNS = 300
-FAIL_EVERY = 25
+WRITE_EVERY = 3
+FAIL_EVERY = 30
 OVERFLOW_AT_TURN = 150
 
 STEP = re.compile(r"\(step (\d+)\)$")
@@ -54,8 +55,8 @@ def real_turns() -> tuple[list[str], list[str], list[str]]:
 class Script:
     """Answers each request from the real turns; records what it was sent.
 
-    Per user turn: write a file, on every ``FAIL_EVERY``-th turn run a failing command,
-    then answer. The turn is read from the ``(step N)`` of the newest user request, since
+    Every ``WRITE_EVERY``-th user turn writes a file, every ``FAIL_EVERY``-th then runs
+    a failing command; every turn ends with a real answer. The turn is read from the ``(step N)`` of the newest user request, since
     after a compaction the newest message may be the agent's own ledger or task list.
     """
 
@@ -89,6 +90,13 @@ class Script:
                 self.overflow_sent = True
                 raise ContextOverflowError("maximum context length is 16000 tokens", limit=WINDOW)
             self.phase = "wrote"
+            if self.turn % WRITE_EVERY:
+                self.phase = "answered"
+                return (
+                    self.answers[self.turn % len(self.answers)]
+                    + " "
+                    + self.outputs[self.turn % len(self.outputs)][:800]
+                )
             content = self.outputs[self.turn % len(self.outputs)]
             path = f"src/mod_{self.turn}.py"
             return calls(call("write_file", {"path": path, "content": content}, f"w{self.turn}"))
@@ -134,11 +142,11 @@ def test_three_hundred_turns_in_a_16k_window(tmp_path: Path):
     assert store.get_messages(chain[-1]) == agent.messages
 
     modified = set(agent.ledger.files_modified())
-    assert modified == {f"src/mod_{t}.py" for t in range(1, TURNS + 1)}
+    assert modified == {f"src/mod_{t}.py" for t in range(WRITE_EVERY, TURNS + 1, WRITE_EVERY)}
     failure = agent.ledger.last_failure()
     assert failure is not None and f"# check {TURNS}" in failure.command
     rendered = agent.ledger.render() or ""
-    assert "Files modified (300)" in rendered and f"check {TURNS}" in rendered
+    assert f"Files modified ({TURNS // WRITE_EVERY})" in rendered and f"check {TURNS}" in rendered
     injected = [m for m in agent.messages if m.get("_agent_ledger")]
     assert len(injected) == 1  # the newest compaction's ledger, never a stale copy
 

@@ -32,6 +32,7 @@ from palimpsest.agent.events import CompactionEvent, TurnEnd, WarningEvent
 from palimpsest.agent.flush import FLUSH_MESSAGE
 from palimpsest.compaction.compressor import ContextCompressor
 from palimpsest.compaction.engine import ContextEngine
+from palimpsest.compaction.markers import COMPACTION_NOTE
 from palimpsest.errors import ContextOverflowError, OutputLimitError
 from palimpsest.messages import for_provider
 from palimpsest.providers.base import Completion
@@ -332,6 +333,11 @@ class TestAfterCompaction:
         agent.compress()
         assert "prefers uv" in (home / "memories" / "MEMORY.md").read_text()
         assert "prefers uv" in agent.system_prompt
+        assert agent.system_prompt.count(COMPACTION_NOTE) == 1  # CC-88, once
+        for m in history(6, start=30):
+            agent.append(m)
+        agent.compress()
+        assert agent.system_prompt.count(COMPACTION_NOTE) == 1
         assert agent.store.get_session(agent.session_id)["system_prompt"] == agent.system_prompt  # type: ignore[union-attr,index]
 
 
