@@ -9,9 +9,11 @@ from __future__ import annotations
 import typer
 
 from . import sessions_search  # noqa: F401  (registers `sessions search`)
+from .chat import chat_command
 from .compress import compress_command
 from .eval import eval_app
 from .memory import memory_app
+from .replay import replay_command
 from .sessions import sessions_app
 
 app = typer.Typer(
@@ -23,6 +25,8 @@ app = typer.Typer(
 )
 
 app.command("compress")(compress_command)
+app.command("chat")(chat_command)
+app.command("replay")(replay_command)
 app.add_typer(sessions_app, name="sessions")
 app.add_typer(memory_app, name="memory")
 app.add_typer(eval_app, name="eval")

@@ -1,0 +1,376 @@
+"""``palimpsest replay TRANSCRIPT --context-length N``: a recorded conversation through the
+real agent, to see when compaction fires, what it removes and costs, and how sessions chain.
+
+The transcript's assistant turns are replayed by :class:`~palimpsest.agent.replay_model.
+ReplayChatModel`; its tool results come back through replay tools keyed by call id (native
+tool calls) or as the next user message (text actions), as the framework sent them. The
+agent, the compressor and the session store are the real ones, so what the timeline shows
+is what a live session with that window would have done.
+
+The timeline is one line per turn (and per model round when a turn has tool rounds), one
+per compaction (path, what was removed, time, the session it continues in and its parent),
+then the session chain and totals. ``--json`` prints the same records as JSON lines.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections import Counter
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+from rich.console import Console
+
+from ..agent.events import CompactionEvent, ToolCallEvent, TurnEnd, UsageEvent, WarningEvent
+from ..agent.replay_model import (
+    REPLAY_PREFIX,
+    ReplayChatModel,
+    ReplayScript,
+    ReplayTurn,
+    build_script,
+    replay_tools,
+)
+from ..compaction.redact import redact
+from ..config import load_settings
+from ..messages import load_transcript, validate_transcript
+from ..storage.sessions import SessionStore
+from .common import fail, handle_errors
+from .render import status_figure
+from .sessions import open_store
+
+if TYPE_CHECKING:
+    from ..agent.loop import Agent
+
+__all__ = ["MIN_ITERATIONS", "Timeline", "replay_command", "replay_transcript"]
+
+MIN_ITERATIONS = 50
+"""Model rounds a replayed turn may take at least; a longer recorded turn gets its length."""
+
+
+@dataclass
+class Timeline:
+    """The records of one replay, printed as they come (text lines or JSON lines)."""
+
+    console: Console
+    as_json: bool = False
+    records: list[dict[str, Any]] = field(default_factory=list)
+
+    def add(self, record: dict[str, Any], text: str | None) -> None:
+        self.records.append(record)
+        if self.as_json:
+            self.console.print(json.dumps(record, ensure_ascii=False), markup=False)
+        elif text is not None:
+            self.console.print(text, markup=False, highlight=False)
+
+
+def _count(number: int, noun: str) -> str:
+    return f"{number:,} {noun}{'' if number == 1 else 's'}"
+
+
+def _percent(tokens: int | None, window: int) -> float | None:
+    return round(100.0 * tokens / window, 1) if tokens is not None and window else None
+
+
+def _tokens_text(tokens: int | None, estimated: bool, window: int) -> str:
+    if tokens is None:
+        return "? tokens"
+    mark = "~" if estimated else ""
+    return f"{mark}{tokens:,} tokens ({mark}{_percent(tokens, window)}% of {window:,})"
+
+
+def _compaction_record(turn: int, event: CompactionEvent) -> tuple[dict[str, Any], str]:
+    record: dict[str, Any] = {
+        "event": "compaction",
+        "turn": turn,
+        "path": event.path,
+        "compacted": event.compacted,
+        "messages_before": event.before_messages,
+        "messages_after": event.after_messages,
+        "tokens_before": event.before_tokens,
+        "tokens_after": event.after_tokens,
+        "seconds": round(event.seconds, 4),
+        "session_id": event.session_id,
+        "parent_session_id": event.parent_session_id,
+        "fallback_used": event.fallback_used,
+        "reason": redact(event.reason) if event.reason else None,
+    }
+    if not event.compacted:
+        return record, f"  ⟳ compaction ({event.path}) did not compact: {record['reason'] or '?'}"
+    removed = event.before_messages - event.after_messages
+    record["messages_removed"] = max(removed, 0)
+    text = (
+        f"  ⟳ compaction ({event.path}): {event.before_messages:,} → {event.after_messages:,} "
+        f"messages ({f'{removed:,} removed' if removed > 0 else 'none removed'}), "
+        f"{event.before_tokens:,} → {event.after_tokens:,} tokens, "
+        f"{event.seconds * 1000:.0f} ms"
+    )
+    if event.session_id:
+        text += f"\n    continues in {event.session_id} (parent {event.parent_session_id or '-'})"
+    if event.fallback_used:
+        text += " · fallback summary"
+    return record, text
+
+
+@dataclass
+class _TurnTally:
+    rounds: int = 0
+    tool_calls: int = 0
+    end: TurnEnd | None = None
+
+
+def _play_turn(
+    agent: Agent,
+    number: int,
+    turn: ReplayTurn,
+    window: int,
+    timeline: Timeline,
+    totals: Counter[str],
+    show_rounds: bool,
+) -> _TurnTally:
+    tally = _TurnTally()
+    for event in agent.run(turn.user):
+        if isinstance(event, UsageEvent):
+            tally.rounds += 1
+            tokens = event.usage.prompt_tokens
+            record = {
+                "event": "round",
+                "turn": number,
+                "round": tally.rounds,
+                "messages": len(agent.messages),
+                "prompt_tokens": tokens,
+                "estimated": event.estimated,
+                "percent": _percent(tokens, window),
+            }
+            text = (
+                f"  round {tally.rounds}: {_count(len(agent.messages), 'message')}, "
+                f"{_tokens_text(tokens, event.estimated, window)}"
+            )
+            timeline.add(record, text if show_rounds else None)
+        elif isinstance(event, ToolCallEvent):
+            tally.tool_calls += 1
+        elif isinstance(event, CompactionEvent):
+            totals[f"compactions_{event.path}"] += int(event.compacted)
+            timeline.add(*_compaction_record(number, event))
+        elif isinstance(event, WarningEvent):
+            record = {"event": "warning", "turn": number, "code": event.code}
+            record["message"] = redact(event.message)
+            timeline.add(record, f"  warning: {record['message']}")
+        elif isinstance(event, TurnEnd):
+            tally.end = event
+    return tally
+
+
+def _turn_record(
+    agent: Agent, number: int, count: int, turn: ReplayTurn, tally: _TurnTally, window: int
+) -> tuple[dict[str, Any], str]:
+    status = agent.context_status()
+    used = status_figure(status, "used")
+    tokens = int(used) if used is not None else None
+    estimated = bool(status.get("estimated"))
+    end = tally.end
+    record = {
+        "event": "turn",
+        "turn": number,
+        "kind": turn.kind,
+        "transcript_index": turn.index,
+        "replies": len(turn.replies),
+        "rounds": tally.rounds,
+        "tool_calls": tally.tool_calls,
+        "messages": len(agent.messages),
+        "tokens": tokens,
+        "estimated": estimated,
+        "percent": _percent(tokens, window),
+        "session_id": agent.session_id,
+        "completed": bool(end and end.completed),
+        "error": redact(end.error) if end and end.error else None,
+    }
+    text = (
+        f"turn {number}/{count} ({turn.kind}): {_count(tally.rounds, 'round')}, "
+        f"{_count(tally.tool_calls, 'tool call')} · {_count(len(agent.messages), 'message')} · "
+        f"{_tokens_text(tokens, estimated, window)}"
+    )
+    if record["error"]:
+        text += f" · stopped: {record['error']}"
+    return record, text
+
+
+def _chain(store: SessionStore, session_id: str | None, timeline: Timeline) -> list[str]:
+    if session_id is None:
+        return []
+    chain = store.compression_chain(session_id)
+    if not timeline.as_json:
+        timeline.console.print("sessions (oldest first):", markup=False)
+    for position, sid in enumerate(chain):
+        row = store.get_session(sid) or {}
+        record = {
+            "event": "session",
+            "position": position + 1,
+            "session_id": sid,
+            "parent_session_id": row.get("parent_session_id"),
+            "title": row.get("title"),
+            "messages": store.message_count(sid),
+            "end_reason": row.get("end_reason"),
+        }
+        parent = f" ← {record['parent_session_id']}" if record["parent_session_id"] else ""
+        ended = f" · ended: {record['end_reason']}" if record["end_reason"] else ""
+        timeline.add(
+            record,
+            f"  {sid}{parent} · {record['title'] or '(untitled)'} · "
+            f"{record['messages']:,} messages{ended}",
+        )
+    return chain
+
+
+def _title(store: SessionStore, session_id: str, title: str) -> None:
+    """Name the replay's first session; its continuations take "#2", "#3" from it. Titles
+    are unique in a store, so a second replay of the same file adds its session id."""
+    try:
+        store.set_session_title(session_id, title)
+    except ValueError:
+        store.set_session_title(session_id, f"{title} {session_id}")
+
+
+def replay_transcript(
+    script: ReplayScript,
+    store: SessionStore,
+    *,
+    context_length: int,
+    timeline: Timeline,
+    name: str = "transcript",
+) -> dict[str, Any]:
+    """Drive a real Agent through ``script``; return the totals record."""
+    from ..agent.loop import Agent  # the loop pulls in every layer: load it only to replay
+
+    # The replayed model also plays the provider's window, so an oversized request is
+    # refused as a real server would refuse it, and the reactive path shows up.
+    model = ReplayChatModel(
+        model=f"{REPLAY_PREFIX}:{name}", when_exhausted="empty", context_length=context_length
+    )
+    longest = max((len(t.replies) for t in script.turns), default=0)
+    agent = Agent(
+        model,
+        tools=replay_tools(script),
+        store=store,
+        context_length=context_length,
+        system_message=script.system,
+        source="replay",
+        builtin_tools=False,
+        max_iterations=max(MIN_ITERATIONS, longest + 2),
+        settings=load_settings(),
+    )
+    if agent.session_id is not None:
+        _title(store, agent.session_id, f"replay {name}")
+    totals: Counter[str] = Counter()
+    started = time.perf_counter()
+    try:
+        for number, turn in enumerate(script.turns, start=1):
+            totals["unplayed_replies"] += model.load(turn.replies)
+            tally = _play_turn(
+                agent, number, turn, context_length, timeline, totals, show_rounds=script.native
+            )
+            totals["rounds"] += tally.rounds
+            totals["tool_calls"] += tally.tool_calls
+            record, text = _turn_record(
+                agent, number, len(script.turns), turn, tally, context_length
+            )
+            totals["turn_errors"] += int(record["error"] is not None)
+            timeline.add(record, text)
+        totals["unplayed_replies"] += model.remaining
+        elapsed = time.perf_counter() - started
+        chain = _chain(store, agent.session_id, timeline)
+        status = agent.context_status()
+    finally:
+        agent.close()
+    compactions = {
+        k.removeprefix("compactions_"): v for k, v in totals.items() if "compactions_" in k
+    }
+    record = {
+        "event": "totals",
+        "turns": len(script.turns),
+        "model_calls": totals["rounds"],
+        "replies_played": model.served,
+        "replies_unplayed": totals["unplayed_replies"],
+        "unrecorded_answers": model.unrecorded,
+        "tool_calls": totals["tool_calls"],
+        "compactions": sum(compactions.values()),
+        "compactions_by_path": {k: v for k, v in compactions.items() if v},
+        "turn_errors": totals["turn_errors"],
+        "sessions": len(chain),
+        "final_session_id": agent.session_id,
+        "final_messages": len(agent.messages),
+        "final_tokens": status_figure(status, "used"),
+        "final_estimated": bool(status.get("estimated")),
+        "seconds": round(elapsed, 3),
+    }
+    by_path = ", ".join(f"{k} {v}" for k, v in record["compactions_by_path"].items())
+    timeline.add(
+        record,
+        f"totals: {_count(record['turns'], 'turn')}, "
+        f"{_count(record['model_calls'], 'model call')}, "
+        f"{_count(record['tool_calls'], 'tool call')}, "
+        f"{_count(record['compactions'], 'compaction')}{f' ({by_path})' if by_path else ''}, "
+        f"{_count(record['sessions'], 'session')}, "
+        f"{_count(record['turn_errors'], 'turn error')}, {elapsed:.2f} s",
+    )
+    return record
+
+
+def replay_command(
+    transcript: Annotated[
+        Path,
+        typer.Argument(
+            help="Transcript file (OpenAI, SWE-agent, mini-swe-agent, Claude Code or Codex)."
+        ),
+    ],
+    context_length: Annotated[
+        int, typer.Option("--context-length", min=1, help="The window to replay into, in tokens.")
+    ],
+    db: Annotated[
+        Path | None,
+        typer.Option(
+            "--db", help="Session database (default: store.path, else $PALIMPSEST_HOME/state.db)."
+        ),
+    ] = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the timeline as JSON lines.")
+    ] = False,
+) -> None:
+    """Replay a transcript's assistant turns through the agent and show its compactions."""
+    console = Console(highlight=False, soft_wrap=True)
+    timeline = Timeline(console, as_json=as_json)
+    with handle_errors():
+        messages = load_transcript(transcript)
+        validate_transcript(messages, path=str(transcript))
+        script = build_script(messages)
+        if not script.turns:
+            fail(f"{transcript}: the transcript has no user message to replay")
+        style = "native tool calls" if script.native else "text actions"
+        timeline.add(
+            {
+                "event": "start",
+                "transcript": str(transcript),
+                "messages": len(messages),
+                "turns": len(script.turns),
+                "replies": len(script.replies),
+                "style": "native" if script.native else "text",
+                "skipped_messages": script.skipped,
+                "context_length": context_length,
+            },
+            f"replay {transcript.name}: {_count(len(messages), 'message')} as "
+            f"{_count(len(script.turns), 'turn')} "
+            f"({style}) into a {context_length:,}-token window",
+        )
+        store = SessionStore(db) if db is not None else open_store()
+        try:
+            replay_transcript(
+                script,
+                store,
+                context_length=context_length,
+                timeline=timeline,
+                name=transcript.name,
+            )
+        finally:
+            store.close()

@@ -1,0 +1,342 @@
+"""``palimpsest chat`` in a real terminal (pexpect on a pty), driven by a replay transcript.
+
+The model is the only double (``--model replay:PATH`` answers with recorded assistant
+turns); the agent, the workspace tools (real files, a real shell), the session store and
+the memory files are the real ones.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pexpect
+import pytest
+from typer.testing import CliRunner
+
+from palimpsest.cli.app import app
+from palimpsest.messages import validate_transcript
+from palimpsest.storage.sessions import SessionStore
+
+SRC = Path(__file__).resolve().parents[1] / "src"
+PROMPT = "> "
+STATUS = re.compile(r"ctx ~?[\d,?]+/4,096")
+
+
+def _call(ident: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
+    return {
+        "id": ident,
+        "type": "function",
+        "function": {"name": name, "arguments": json.dumps(args)},
+    }
+
+
+def _padding(k: int) -> str:
+    # long enough that a 4,096-token window has a middle to compress after a few turns
+    return f"Reply {k}: " + " ".join(f"detail-{k}-{i} of the workspace notes" for i in range(60))
+
+
+def _transcript(path: Path) -> Path:
+    messages: list[dict[str, Any]] = [
+        {"role": "user", "content": "hello"},
+        {"role": "assistant", "content": "Hi, I am replaying a recorded session."},
+        {"role": "user", "content": "look around"},
+        {
+            "role": "assistant",
+            "content": "Listing.",
+            "tool_calls": [_call("c1", "run_shell", {"command": "ls"})],
+        },
+        {"role": "tool", "tool_call_id": "c1", "content": "(recorded)"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [_call("c2", "read_file", {"path": "notes.txt"})],
+        },
+        {"role": "tool", "tool_call_id": "c2", "content": "(recorded)"},
+        {"role": "assistant", "content": "The notes greet the workspace."},
+    ]
+    for k in range(1, 5):
+        messages += [
+            {"role": "user", "content": f"more {k}"},
+            {"role": "assistant", "content": _padding(k)},
+        ]
+    path.write_text(json.dumps(messages), encoding="utf-8")
+    return path
+
+
+def _spawn(args: list[str], cwd: Path) -> pexpect.spawn:
+    env = dict(os.environ)
+    env.update(
+        PYTHONPATH=str(SRC) + os.pathsep + env.get("PYTHONPATH", ""),
+        TERM="dumb",
+        NO_COLOR="1",
+        PYTHONUNBUFFERED="1",
+    )
+    return pexpect.spawn(
+        sys.executable,
+        ["-m", "palimpsest.cli", "chat", *args],
+        cwd=str(cwd),
+        env=env,
+        encoding="utf-8",
+        timeout=20,
+        dimensions=(60, 220),
+    )
+
+
+def _turn(child: pexpect.spawn, line: str) -> str:
+    """Send a line, wait for the status line and the next prompt; return what was printed
+    (the status line included)."""
+    child.sendline(line)
+    child.expect(STATUS)
+    shown = str(child.before) + str(child.after)
+    child.expect_exact(PROMPT)
+    return shown + str(child.before)
+
+
+@pytest.fixture
+def workspace(tmp_path: Path) -> Path:
+    root = tmp_path / "work"
+    root.mkdir()
+    (root / "notes.txt").write_text("hello from the workspace\n", encoding="utf-8")
+    return root
+
+
+def test_a_session_in_a_real_terminal_then_resumed(workspace: Path, tmp_path: Path) -> None:
+    transcript = _transcript(tmp_path / "recorded.json")
+    db = tmp_path / "state.db"
+    child = _spawn(
+        [
+            "--model",
+            f"replay:{transcript}",
+            "--tools",
+            "workspace",
+            "--context-length",
+            "4096",
+            "--db",
+            str(db),
+        ],
+        workspace,
+    )
+    child.expect("palimpsest chat · replay:recorded.json · session")
+    child.expect_exact(PROMPT)
+
+    assert "Hi, I am replaying a recorded session." in _turn(child, "hello")
+
+    shown = _turn(child, "look around")
+    assert '→ run_shell command="ls"' in shown
+    assert "← notes.txt" in shown  # the real shell ran in the workspace
+    assert '→ read_file path="notes.txt"' in shown
+    assert "hello from the workspace" in shown  # the real file was read
+    assert "The notes greet the workspace." in shown
+
+    for k in range(1, 5):
+        assert f"Reply {k}:" in _turn(child, f"more {k}")
+
+    compressed = _turn(child, "/compress the workspace notes")
+    assert re.search(r"⟳ compaction \(manual\): 16 → \d+ messages", compressed)
+    assert re.search(r"Compressed: 16 → \d+ messages", compressed)
+    assert "· 1 compaction ·" in compressed
+
+    undone = _turn(child, "/undo")
+    assert "Undid the last compaction" in undone and "→ 16 messages" in undone
+    assert "· 0 compactions ·" in undone
+
+    usage = _turn(child, "/usage")
+    assert re.search(r"Model calls: \d+", usage) and "Tokens:" in usage
+
+    child.sendline("/exit")
+    child.expect(r"resume with: palimpsest chat --session (\S+)\r\n")
+    session_id = str(child.match.group(1))
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+
+    with SessionStore(db) as store:
+        tip = store.resume_target(session_id)
+        root = store.compression_chain(session_id)[0]
+        stored = store.get_messages(tip)
+        validate_transcript(stored)
+        assert any("hello from the workspace" in str(m.get("content")) for m in stored)
+    assert root != tip  # the compaction (and its undo) chained sessions
+
+    again = _spawn(
+        [
+            "--model",
+            f"replay:{transcript}",
+            "--session",
+            root,
+            "--db",
+            str(db),
+            "--context-length",
+            "4096",
+        ],
+        workspace,
+    )
+    again.expect(r"session \S+ resumed with (\d+) messages")
+    assert int(again.match.group(1)) == len(stored)
+    again.expect_exact(PROMPT)
+    status = _turn(again, "/status")
+    assert tip in status
+    again.sendeof()
+    again.expect(pexpect.EOF)
+    again.close()
+    assert again.exitstatus == 0
+
+
+def test_ctrl_c_stops_a_turn_and_keeps_the_session(workspace: Path, tmp_path: Path) -> None:
+    sleep = {"role": "tool", "tool_call_id": "s", "content": "(recorded)"}
+    messages = [
+        {"role": "user", "content": "wait"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [_call("s", "run_shell", {"command": "sleep 2"})],
+        },
+        sleep,
+        {"role": "user", "content": "wait longer"},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [_call("l", "run_shell", {"command": "sleep 8"})],
+        },
+        {"role": "tool", "tool_call_id": "l", "content": "(recorded)"},
+        {"role": "user", "content": "still there?"},
+        {"role": "assistant", "content": "Still here."},
+    ]
+    transcript = tmp_path / "sleepy.json"
+    transcript.write_text(json.dumps(messages), encoding="utf-8")
+    db = tmp_path / "state.db"
+    child = _spawn(
+        [
+            "--model",
+            f"replay:{transcript}",
+            "--tools",
+            "workspace",
+            "--db",
+            str(db),
+            "--context-length",
+            "4096",
+        ],
+        workspace,
+    )
+    child.expect_exact(PROMPT)
+
+    # one Ctrl-C: the agent stops at its next safe point (after the running tool)
+    child.sendline("wait")
+    child.expect('→ run_shell command="sleep 2"')
+    child.sendintr()
+    child.expect_exact("stopping")
+    child.expect_exact("interrupted")
+    child.expect(STATUS)
+    child.expect_exact(PROMPT)
+
+    # two: stop now, without waiting for the 8 s command
+    child.sendline("wait longer")
+    child.expect('→ run_shell command="sleep 8"')
+    started = time.monotonic()
+    child.sendintr()
+    child.expect_exact("stopping")
+    child.sendintr()
+    child.expect_exact("interrupted")
+    child.expect(STATUS)
+    child.expect_exact(PROMPT)
+    assert time.monotonic() - started < 6
+
+    assert "Still here." in _turn(child, "still there?")
+    child.sendintr()  # Ctrl-C at the prompt leaves
+    child.expect(r"resume with: palimpsest chat --session (\S+)\r\n")
+    session_id = str(child.match.group(1))
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
+    with SessionStore(db) as store:
+        stored = store.get_messages(store.resume_target(session_id))
+    validate_transcript(stored)
+    users = [m["content"] for m in stored if m["role"] == "user"]
+    assert users == ["wait", "wait longer", "still there?"]
+    calls = [c["id"] for m in stored for c in m.get("tool_calls") or ()]
+    results = [m["tool_call_id"] for m in stored if m["role"] == "tool"]
+    assert calls == results == ["s", "l"]  # each stopped call has a result
+    assert stored[-1]["content"] == "Still here."
+
+
+runner = CliRunner()
+
+
+class TestArguments:
+    def test_without_a_model_the_error_names_the_fix(self) -> None:
+        result = runner.invoke(app, ["chat"])
+        assert result.exit_code == 2
+        assert "--model" in result.output and "docs/providers-local.md" in result.output
+        assert "Traceback" not in result.output
+
+    def test_unknown_tool_set(self, tmp_path: Path) -> None:
+        transcript = _transcript(tmp_path / "t.json")
+        result = runner.invoke(app, ["chat", "--model", f"replay:{transcript}", "--tools", "web"])
+        assert result.exit_code == 2
+        assert "--tools 'web' is not known; choose from: workspace" in result.output
+
+    def test_unknown_session(self, tmp_path: Path) -> None:
+        transcript = _transcript(tmp_path / "t.json")
+        args = [
+            "chat",
+            "--model",
+            f"replay:{transcript}",
+            "--session",
+            "nope",
+            "--db",
+            str(tmp_path / "s.db"),
+        ]
+        result = runner.invoke(app, args)
+        assert result.exit_code == 2
+        assert "no single session matches 'nope'" in result.output
+
+    def test_missing_replay_file(self, tmp_path: Path) -> None:
+        result = runner.invoke(app, ["chat", "--model", f"replay:{tmp_path / 'absent.json'}"])
+        assert result.exit_code == 2
+        assert "absent.json" in result.output
+
+    def test_replay_file_without_replies(self, tmp_path: Path) -> None:
+        transcript = tmp_path / "quiet.json"
+        transcript.write_text(json.dumps([{"role": "user", "content": "hi"}]), encoding="utf-8")
+        result = runner.invoke(app, ["chat", "--model", f"replay:{transcript}"])
+        assert result.exit_code == 2
+        assert "records no assistant reply" in result.output
+
+    def test_the_config_model_is_used_when_no_flag(
+        self, isolated_home: Path, tmp_path: Path
+    ) -> None:
+        transcript = _transcript(tmp_path / "t.json")
+        isolated_home.mkdir(parents=True, exist_ok=True)
+        (isolated_home / "config.yaml").write_text(
+            f"model:\n  name: replay:{transcript}\n  context_length: 4096\n"
+        )
+        result = runner.invoke(app, ["chat"], input="hello\n")
+        assert result.exit_code == 0, result.output
+        assert "Hi, I am replaying a recorded session." in result.output
+        assert "resume with: palimpsest chat --session" in result.output
+        with SessionStore(isolated_home / "state.db") as store:  # the default store
+            assert store.message_count() == 2
+
+    def test_a_provider_spec_goes_through_connect(self) -> None:
+        result = runner.invoke(app, ["chat", "--model", "openai-compatible:local"])
+        assert result.exit_code == 2
+        assert "base_url" in result.output
+        result = runner.invoke(app, ["chat", "--model", "nosuch:model"])
+        assert result.exit_code == 2
+        assert "nosuch" in result.output
+
+    def test_the_commands_have_help_and_docs(self) -> None:
+        docs = (Path(__file__).resolve().parents[1] / "docs" / "agent.md").read_text()
+        for name in ("chat", "replay"):
+            result = runner.invoke(app, [name, "--help"])
+            assert result.exit_code == 0
+            assert f"## `palimpsest {name}`" in docs
+        chat_help = runner.invoke(app, ["chat", "--help"]).output
+        for option in ("--model", "--base-url", "--session", "--tools", "--context-length", "--db"):
+            assert option in chat_help and f"`{option}" in docs
