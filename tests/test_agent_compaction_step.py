@@ -21,7 +21,9 @@ from palimpsest.agent.compaction_step import LEDGER_MARKER
 from palimpsest.agent.events import CompactionEvent, TurnEnd, WarningEvent
 from palimpsest.agent.ledger import LEDGER_HEADER
 from palimpsest.agent.todo import INJECTION_HEADER
+from palimpsest.agent.tools import ToolOutcome
 from palimpsest.summarizers.llm import LLMSummarizer
+from palimpsest.tokens import estimate_messages_tokens_rough
 
 
 def injected(messages: list[dict[str, Any]]) -> list[str]:
@@ -140,3 +142,34 @@ def test_the_continuation_row_holds_the_guards_after_the_compaction(tmp_path: Pa
     assert engine.ineffective_compression_count == 0
     row = read_guards(agent.store, agent.session_id)  # type: ignore[arg-type]
     assert row is not None and row.ineffective == 0
+
+
+def test_the_ledger_yields_when_it_would_undo_what_the_summary_saved(tmp_path: Path):
+    """In a tiny window a long ledger can outweigh a small saving: the compaction still
+    shrinks the context (the ledger is left out), or a recovery pass would see no progress."""
+    work = tmp_path / "work"
+    work.mkdir()
+    agent = make_agent(
+        tmp_path, messages=history(6, chars=300), compressor=compressor(), workdir=work
+    )
+    for n in range(20):  # a ledger larger than the few short turns it would sit beside
+        agent.ledger.record_call(
+            "write_file",
+            {"path": f"src/package/module_number_{n}.py", "content": "x"},
+            ToolOutcome(f"Wrote src/package/module_number_{n}.py"),
+            turn=1,
+        )
+    before = estimate_messages_tokens_rough(agent.messages)
+    event = agent.compress()
+    assert event.compacted
+    assert not any(m.get(LEDGER_MARKER) for m in agent.messages)
+    assert estimate_messages_tokens_rough(agent.messages) < before
+    # with room to spare the ledger is there, as usual
+    agent2 = make_agent(
+        tmp_path / "b", messages=history(12, chars=900), compressor=compressor(), workdir=work
+    )
+    agent2.ledger.record_call(
+        "write_file", {"path": "a.py", "content": "x"}, ToolOutcome("Wrote a.py"), turn=1
+    )
+    assert agent2.compress().compacted
+    assert any(m.get(LEDGER_MARKER) for m in agent2.messages)

@@ -258,6 +258,11 @@ def _compress_locked(
     snapshot = agent.todos.format_for_injection()
     if snapshot:
         compacted_list.append({"role": "user", "content": snapshot})
+    if ledger_text and estimate_messages_tokens_rough(compacted_list) >= before_tokens:
+        # In a tiny window the ledger can outweigh what the summary saved; a compaction
+        # must shrink the context (a recovery pass that grows it makes no progress), so
+        # the ledger yields: the summary already names the files and the failure.
+        compacted_list = [m for m in compacted_list if not m.get(LEDGER_MARKER)]
 
     # 4. The prompt, rebuilt from the files as they are now (the flush may have written).
     prompt_before = agent.system_prompt
