@@ -68,6 +68,8 @@ def bind_session(agent: Agent, session_id: str | None, *, fresh: bool = False) -
 def start_new_session(agent: Agent) -> None:
     """``/new``: end this session (``new_session``) and start a fresh, empty one."""
     old, history = agent.session_id, list(agent.messages)
+    if agent.speculative is not None:
+        agent.speculative.cancel()
     agent.save()
     if agent.store is not None and old is not None:
         try:

@@ -38,9 +38,11 @@ from ..errors import PalimpsestError
 from ..messages import content_text, role_of
 from ..storage.sessions import new_session_id
 from ..tokens import estimate_messages_tokens_rough
+from .ahead import take
 from .driver import Flow, Offload
 from .events import CompactionEvent, CompactionPath, WarningEvent
 from .flush import FlushResult, flush_memories
+from .ledger import LEDGER_HEADER
 from .lock import busy_message, holder_id, release_compression_lock, take_compression_lock
 from .persistence import read_guards, save_guards
 from .todo import INJECTION_HEADER
@@ -114,7 +116,7 @@ def _is_injection(message: Mapping[str, Any]) -> bool:
         return False
     if message.get(LEDGER_MARKER):
         return True
-    return content_text(message.get("content")).startswith(INJECTION_HEADER)
+    return content_text(message.get("content")).startswith((INJECTION_HEADER, LEDGER_HEADER))
 
 
 def _facts(engine: ContextEngine) -> dict[str, Any]:
@@ -185,6 +187,17 @@ def _compress_locked(
     before = list(agent.messages)
     before_tokens = estimate_messages_tokens_rough(before)
 
+    # 0. A candidate prepared in the background (speculative compaction) is swapped in at
+    # once: its flush and checkpoint already ran, before this transcript changes.
+    count_before = engine.compression_count
+    previous_summary = getattr(engine, "previous_summary", None)
+    agent.aim_compaction()
+    taken = take(agent, path, before)
+    if taken is not None:
+        skipped = FlushResult(skipped="ran in the background, before the candidate's summary")
+        base = _Base(path, before, before_tokens, started, count_before, previous_summary)
+        return (yield from _finish(agent, base, taken, skipped, _facts(engine)))
+
     # 1. Flush, then the providers' checkpoint; the ledger's note rides along.
     flush = FlushResult(skipped="memory.flush_before_compression is off")
     if agent.flush_enabled:
@@ -205,8 +218,6 @@ def _compress_locked(
     memory_context = "\n\n".join(t for t in (memory_context, note) if t and t.strip())
 
     # 2. Compress (blocking work: offloaded so an async host keeps its event loop).
-    count_before = engine.compression_count
-    previous_summary = getattr(engine, "previous_summary", None)
     kwargs = _accepted_kwargs(engine, {"force": force, "memory_context": memory_context})
     # A provider-proven overflow is answered even when abort mode is configured (AL-13).
     abort_mode = getattr(engine, "abort_on_summary_failure", None)
@@ -250,11 +261,44 @@ def _compress_locked(
         yield event
         return CompactionOutcome(event, False, flush, facts)
 
+    base = _Base(path, before, before_tokens, started, count_before, previous_summary)
+    return (yield from _finish(agent, base, result, flush, facts))
+
+
+@dataclass(frozen=True)
+class _Base:
+    """What a compaction knew before it ran (for the event, the undo record, the checks)."""
+
+    path: CompactionPath
+    before: list[dict[str, Any]]
+    before_tokens: int
+    started: float
+    count_before: int
+    previous_summary: str | None
+
+
+def _finish(
+    agent: Agent,
+    base: _Base,
+    result: list[dict[str, Any]],
+    flush: FlushResult,
+    facts: dict[str, Any],
+) -> Flow:
+    """Steps 3 to 7 of AL-16 around a compacted ``result``, however it was made."""
+    engine = agent.compressor
+    path, before, before_tokens, started = base.path, base.before, base.before_tokens, base.started
+    count_before, previous_summary = base.count_before, base.previous_summary
     # 3. Ledger and todo snapshot, after the summary (stale copies removed first).
     compacted_list = [m for m in result if not _is_injection(m)]
-    ledger_text = agent.ledger.render(agent.todos)
+    present = [content_text(m.get("content")) for m in compacted_list if role_of(m) == "user"]
+    ledger_text = agent.ledger.render(agent.todos, present)
     if ledger_text:
-        compacted_list.append({"role": "user", "content": ledger_text, LEDGER_MARKER: True})
+        ledger = {"role": "user", "content": ledger_text, LEDGER_MARKER: True}
+        if path == "preflight" and compacted_list and role_of(compacted_list[-1]) == "user":
+            # the turn's own request stays the last thing the model reads
+            compacted_list.insert(len(compacted_list) - 1, ledger)
+        else:
+            compacted_list.append(ledger)
     snapshot = agent.todos.format_for_injection()
     if snapshot:
         compacted_list.append({"role": "user", "content": snapshot})

@@ -18,7 +18,7 @@ from __future__ import annotations
 import hashlib
 import re
 import threading
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -177,8 +177,11 @@ class StateLedger:
 
     # --- rendering ---
 
-    def render(self, todos: TodoStore | None = None) -> str | None:
-        """The ledger as one message to inject after a compaction; ``None`` when empty."""
+    def render(self, todos: TodoStore | None = None, present: Sequence[str] = ()) -> str | None:
+        """The ledger as one message to inject after a compaction; ``None`` when empty.
+
+        ``present`` are the texts still in the context after the compaction: a pending
+        request found there verbatim is not repeated (it is the turn's own question)."""
         sections: list[str] = []
         modified = self.modified_records()
         if modified:
@@ -202,7 +205,8 @@ class StateLedger:
             lines = ["Last failure:" if len(failures) == 1 else "Recent failures (unfixed first):"]
             lines += [_failure_line(f) for f in failures]
             sections.append("\n".join(lines))
-        asks = self.pending_asks()
+        seen = "\n".join(present)
+        asks = [a for a in self.pending_asks() if a.rstrip("…").strip()[:200] not in seen]
         if asks:
             sections.append("\n".join(["Pending user requests:", *(f"- {a}" for a in asks)]))
         snapshot = todos.format_for_injection() if todos is not None else None

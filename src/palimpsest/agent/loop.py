@@ -33,6 +33,7 @@ from ..tokens import (
     estimate_request_tokens_rough,
 )
 from ..usage import CanonicalUsage
+from .ahead import make_speculative
 from .binding import bind_session, start_new_session
 from .commands import CommandResult, run_command
 from .compaction_step import UndoRecord, compress_context
@@ -43,6 +44,7 @@ from .ledger import StateLedger
 from .persistence import GuardState, SessionWriter, load_guards, save_guards
 from .recovery import max_attempts
 from .registry import ToolRegistry
+from .speculative import SpeculativeCompactor
 from .status import context_status
 from .system_prompt import SystemPromptBuilder
 from .todo import TodoStore, todo_tool
@@ -51,7 +53,12 @@ from .turn import turn_flow
 from .usage_tracking import UsageTracker
 from .workspace import workspace_tools
 
-__all__ = ["Agent"]
+__all__ = ["AFTER_COMPACTION_SHARE", "Agent"]
+
+AFTER_COMPACTION_SHARE = 0.6
+"""Of the compaction threshold, what a compaction aims to leave the whole request at most
+(head, summary and a tail within the seed's 20% tail budget fit under it in any window
+where the system prompt and tool schemas are small beside the threshold)."""
 
 log = logging.getLogger("palimpsest.agent")
 
@@ -90,7 +97,7 @@ class Agent:
         max_tokens: int | None = None,
         builtin_tools: bool = True,
         workdir: Path | None = None,
-        speculative: Any | None = None,
+        speculative: SpeculativeCompactor | bool | None = None,
         max_iterations: int = 50,
         settings: Settings | None = None,
     ) -> None:
@@ -104,7 +111,7 @@ class Agent:
         self.max_tokens = max_tokens
         self.max_iterations = max_iterations
         self.workdir = Path(workdir).resolve() if workdir is not None else None
-        self.speculative = speculative
+        self.speculative: SpeculativeCompactor | None = None
         self.profile = self.settings.context.profile
         self.compression_enabled = self.settings.compression.enabled
         self.flush_enabled = self.settings.memory.flush_before_compression
@@ -132,6 +139,7 @@ class Agent:
                 self.tools.register(item)
         for extra in tools:
             self.tools.register(extra)
+        self.speculative = make_speculative(self, speculative)
 
         self.messages: list[dict[str, Any]] = []
         self.turn = 0
@@ -239,6 +247,23 @@ class Agent:
         if callable(measure):
             return int(measure(self.messages, self.system_prompt, schemas))
         return estimate_request_tokens_rough(self.messages, self.system_prompt, schemas)
+
+    def aim_compaction(self) -> None:
+        """Tell the engine how much room the messages have after a compaction: a share of
+        the threshold (:data:`AFTER_COMPACTION_SHARE`) less what every request carries
+        besides them (system prompt, tool schemas). In a small window that overhead would
+        otherwise leave each compaction just under the threshold, and the next turn would
+        compact again."""
+        if not hasattr(self.compressor, "compaction_target_tokens"):
+            return
+        share = int(self.compressor.threshold_tokens * AFTER_COMPACTION_SHARE)
+        self.compressor.compaction_target_tokens = max(0, share - self.request_overhead())
+
+    def request_overhead(self) -> int:
+        """What every request carries besides the messages: system prompt and tool schemas
+        (calibrated to the model's count when its usage has been seen)."""
+        schemas = self.tools.schemas()
+        return self.calibrated(estimate_request_tokens_rough([], self.system_prompt, schemas))
 
     def current_prompt_tokens(self) -> int:
         """AL-08's token figure: the last real prompt tokens plus the rough size of what
@@ -374,6 +399,8 @@ class Agent:
 
     def close(self) -> None:
         """Finish background memory work and store anything still pending."""
+        if self.speculative is not None:
+            self.speculative.close()
         self.save()
         if self.memory is not None:
             self.memory.drain()

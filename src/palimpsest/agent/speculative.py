@@ -198,7 +198,9 @@ class SpeculativeCompactor:
                 return False
         return True
 
-    def take(self, messages: Sequence[Message], *, wait: float = 0.0) -> list[Message] | None:
+    def take(
+        self, messages: Sequence[Message], *, wait: float = 0.0, overhead: int = 0
+    ) -> list[Message] | None:
         """At the threshold: the compacted list, or ``None`` to compact synchronously.
 
         The list is the ready candidate followed by every message added since it was
@@ -206,7 +208,9 @@ class SpeculativeCompactor:
         messages are still, unchanged, the first of ``messages``, the live compressor has
         not compacted or been reset since, and the result fits; the live compressor then
         records the compaction. A running preparation is waited for up to ``wait``
-        seconds (0: not at all). ``messages`` is never modified.
+        seconds (0: not at all). ``overhead`` is what the next request carries besides the
+        messages (system prompt, tool schemas): a result that would put the request at the
+        threshold again is not taken. ``messages`` is never modified.
         """
         if wait < 0:
             raise ValueError(f"wait must be >= 0 seconds, got {wait}")
@@ -221,7 +225,7 @@ class SpeculativeCompactor:
                 return None
             result = None
             if self._current(job, messages):
-                result = self._swap(job, job.result, messages)
+                result = self._swap(job, job.result, messages, overhead)
             self._job = None  # taken, or of no further use: more messages will not help
             # Freeing the job's copies takes milliseconds: after the request, not before.
             self._spent = job
@@ -296,7 +300,7 @@ class SpeculativeCompactor:
         return head == job.prefix
 
     def _swap(
-        self, job: _Job, candidate: list[Message], messages: Sequence[Message]
+        self, job: _Job, candidate: list[Message], messages: Sequence[Message], overhead: int
     ) -> list[Message] | None:
         live, worker = self._compressor, job.worker
         stats = worker.last_stats
@@ -309,7 +313,7 @@ class SpeculativeCompactor:
         except (TypeError, ValueError, RecursionError):
             return None  # the synchronous path reports what is wrong with the new messages
         after, before = stats.after_tokens + added, stats.before_tokens + added
-        if after > live.fit_target_tokens or after >= live.threshold_tokens:
+        if after > live.fit_target_tokens or after + overhead >= live.threshold_tokens:
             return None
         taken = replace(
             stats,

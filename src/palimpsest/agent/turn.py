@@ -27,6 +27,7 @@ from ..compaction.redact import redact
 from ..errors import ContextOverflowError, OutputLimitError, ProviderError
 from ..messages import call_arguments, call_id, call_name, parse_arguments, tool_calls_of
 from ..providers.base import Completion
+from .ahead import observe
 from .compaction_step import CompactionOutcome, compress_context
 from .driver import Flow, ModelCall, Offload
 from .events import TextDelta, ToolCallEvent, ToolResultEvent, TurnEnd, WarningEvent
@@ -140,6 +141,9 @@ def _turn(agent: Agent, user_message: str) -> Flow:
             agent.ledger.record_answer(turn)
             if agent.memory is not None:
                 agent.memory.sync_all(user_message, text)
+            if agent.compression_enabled:
+                # the next turn's preflight takes a candidate prepared from here on
+                observe(agent, agent.current_prompt_tokens())
             return TurnEnd(completed=True, text=text)
         if agent.is_interrupted():
             return TurnEnd(completed=False, interrupted=True, error="interrupted")
@@ -224,6 +228,7 @@ def after_round(agent: Agent) -> Flow:
         return
     tokens = agent.current_prompt_tokens()
     if not (yield from agent.compaction_allowed(tokens)):
+        observe(agent, tokens)  # below the threshold: perhaps past the speculative mark
         return
     yield from compress_context(agent, "after_round", approx_tokens=tokens)
 

@@ -65,6 +65,8 @@ def undo_last_compaction(agent: Agent) -> tuple[str, list[AgentEvent]]:
     record = agent.undo if agent.undo is not None else _record_from_store(agent)
     if record is None or record.new_session_id != agent.session_id:
         return NOTHING_TO_UNDO, []
+    if agent.speculative is not None:
+        agent.speculative.cancel()  # a candidate prepared on the compacted history is stale
     events: list[AgentEvent] = []
     compacted_len = len(agent.messages)
     restored = [*record.before, *agent.messages[record.after_len :]]

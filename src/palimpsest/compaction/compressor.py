@@ -116,6 +116,9 @@ class ContextCompressor(SummaryWriter):
         self.status_callback = status_callback
         self._clock = clock
         self.context_length = context_length
+        self.compaction_target_tokens: int | None = None
+        """Set by a host whose requests carry more than the messages (system prompt, tool
+        schemas): the most tokens the messages should take after a compaction."""
         self._recompute_thresholds()
         self._reset_session_state()
 
@@ -407,8 +410,10 @@ class ContextCompressor(SummaryWriter):
         return placed.body, placed.assembly, placed.fitted
 
     def _tail_budget_to_fit(self, work: list[dict[str, Any]], start: int, target: int) -> int:
-        """The tail budget, lowered when head + summary + tail could not fit the target: what
-        leaves the tail is then summarized rather than dropped by the fit step after."""
+        """The tail budget, lowered when head + summary + tail could not fit the target (or
+        the host's ``compaction_target_tokens``, the room its request leaves the messages):
+        what leaves the tail is then summarized rather than dropped by the fit step after."""
+        target = min(target, self.compaction_target_tokens or target)
         room = target - self._count(work[:start]) - self.max_summary_tokens
         return max(0, min(self.tail_token_budget, room))
 

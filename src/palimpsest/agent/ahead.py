@@ -1,0 +1,117 @@
+"""Speculative compaction in the agent: prepare the next compaction while the talk goes on.
+
+:class:`~.speculative.SpeculativeCompactor` is the mechanism; this module binds it to an
+:class:`~.loop.Agent`:
+
+* after every round below the threshold the loop calls :func:`observe`; at the
+  compactor's mark (70% of the threshold by default) a background thread prepares the
+  compaction of the history as it is;
+* the preparation first runs what must come before any compaction (MEM-61): the memory
+  flush, with the model, against the history it is about to summarize, then the memory
+  providers' checkpoint and the ledger's note for the summarizer. So the flush has run
+  before the transcript changes, as on every other path; it just does not stall the turn;
+* at the threshold (after-round and preflight paths) :func:`take` swaps the candidate in
+  when its span is unchanged: no model call stands between the crossing and the next
+  request. Otherwise, and on the manual and reactive paths, the compaction runs
+  synchronously, flush included, and any candidate is dropped.
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from ..compaction.compressor import ContextCompressor
+from ..compaction.redact import redact
+from .driver import Flow, ModelCall, Offload
+from .flush import flush_memories
+from .speculative import SpeculativeCompactor
+
+if TYPE_CHECKING:
+    from .loop import Agent
+
+__all__ = ["make_speculative", "observe", "run_flow", "take"]
+
+log = logging.getLogger("palimpsest.agent")
+
+
+def make_speculative(agent: Agent, option: Any) -> SpeculativeCompactor | None:
+    """The agent's compactor for ``Agent(speculative=...)``: ``True`` builds one on the
+    agent's compressor (which must be a :class:`ContextCompressor`), an instance is used as
+    given, ``None``/``False`` turns speculation off."""
+    if option is None or option is False:
+        return None
+    if isinstance(option, SpeculativeCompactor):
+        return option
+    if option is True:
+        if not isinstance(agent.compressor, ContextCompressor):
+            raise TypeError("speculative=True needs the built-in ContextCompressor engine")
+        return SpeculativeCompactor(agent.compressor, prepare=lambda m: _prepare(agent, m))
+    raise TypeError(f"speculative must be a bool or a SpeculativeCompactor, not {option!r}")
+
+
+def _prepare(agent: Agent, messages: list[dict[str, Any]]) -> str:
+    """In the background thread: flush, checkpoint, and the summarizer's memory context."""
+    if agent.flush_enabled:
+        flow = flush_memories(
+            agent.memory,
+            agent.system_prompt,
+            messages,
+            max_tokens=agent.max_tokens,
+            window=agent.context_length,
+            measure=agent.calibrated,
+        )
+        result = run_flow(agent, flow)
+        if result is not None and result.error:
+            log.warning("memory flush (speculative) failed: %s", redact(result.error))
+    context = agent.memory.on_pre_compress(messages) if agent.memory is not None else ""
+    note = agent.ledger.summarizer_note()
+    return "\n\n".join(t for t in (context, note) if t and t.strip())
+
+
+def run_flow(agent: Agent, flow: Flow) -> Any:
+    """Drive a flow to its end in this thread and return its value; its events (warnings)
+    are logged, since no one is reading them off the background thread."""
+    value: Any = None
+    error: BaseException | None = None
+    while True:
+        try:
+            step = flow.throw(error) if error is not None else flow.send(value)
+        except StopIteration as stop:
+            return stop.value
+        value, error = None, None
+        if isinstance(step, Offload):
+            try:
+                value = step.function()
+            except Exception as exc:
+                error = exc
+        elif isinstance(step, ModelCall):
+            try:
+                value = agent.model.complete(
+                    step.messages, step.tools, step.max_tokens, **step.options
+                )
+            except Exception as exc:
+                error = exc
+        else:
+            log.info("speculative preparation: %s", getattr(step, "message", step))
+
+
+def observe(agent: Agent, tokens: int) -> None:
+    """After a round that did not compact: start a preparation when the mark is reached."""
+    if agent.speculative is not None:
+        agent.aim_compaction()  # the candidate is prepared on a copy of the engine as it is
+        agent.speculative.observe(agent.messages, tokens)
+
+
+def take(agent: Agent, path: str, before: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+    """The prepared result for this compaction, or ``None`` to compact synchronously (the
+    candidate is then dropped: a synchronous compaction supersedes it)."""
+    spec = agent.speculative
+    if spec is None:
+        return None
+    taken = None
+    if path in ("after_round", "preflight"):
+        taken = spec.take(before, overhead=agent.request_overhead())
+    if taken is None:
+        spec.cancel()
+    return taken
