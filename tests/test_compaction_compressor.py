@@ -402,3 +402,50 @@ def test_from_settings_reads_compression_and_model_sections() -> None:
     with pytest.raises(ConfigError) as info:
         ContextCompressor.from_settings(settings_from_dict({}))
     assert info.value.key == "model.context_length"
+
+
+def _chat(pairs: int, chars: int) -> list[dict]:
+    out: list[dict] = []
+    for i in range(pairs):
+        out += [
+            user(f"question {i} " + "about the parser " * (chars // 17)),
+            asst(f"answer {i} " + "x" * chars),
+        ]
+    return out
+
+
+def test_a_host_compaction_target_shrinks_the_tail() -> None:
+    """``compaction_target_tokens`` (an agent's room after its system prompt and tool
+    schemas) lowers the tail budget: more of the conversation is summarized."""
+    messages = _chat(40, 600)
+    plain = make(context_length=16_000, threshold_percent=0.5)
+    aimed = make(context_length=16_000, threshold_percent=0.5)
+    aimed.compaction_target_tokens = 2_000
+    a, b = plain.compress(messages), aimed.compress(messages)
+    assert plain.last_stats.compressed and aimed.last_stats.compressed
+    assert aimed.last_stats.tail_messages < plain.last_stats.tail_messages
+    assert aimed.last_stats.after_tokens < plain.last_stats.after_tokens
+    validate_transcript(b)
+    assert a[-1] == b[-1] == messages[-1]  # the newest request stays, whatever the aim
+
+
+def test_a_middle_of_only_the_earlier_summary_walks_again_past_it() -> None:
+    """When everything newer than a large earlier summary fits under the tail's 1.5x
+    ceiling, the middle would be the summary alone and a forced compaction (reactive,
+    manual) could never shrink the session again: it walks again behind the summary."""
+    head = [user("Please fix the parser."), asst("Looking at it."), user("Keep tests green.")]
+    summary = {
+        "role": "assistant",
+        "content": SUMMARY_PREFIX + "\n## Goal\n" + "The parser work so far. " * 500,
+        "_compressed_summary": True,
+    }
+    newer: list[dict] = []
+    for i in range(6):
+        newer += [user(f"step {i}: " + "check the module " * 20), asst(f"done {i}: " * 30)]
+    grown = [*head, summary, *newer]
+    compressor = make(context_length=16_000, threshold_percent=0.5, refuse_if_grow=True)
+    result = compressor.compress(grown, force=True)
+    assert compressor.last_stats.compressed, compressor.last_stats.reason
+    assert len(result) < len(grown)
+    validate_transcript(result)
+    assert result[-1] == grown[-1]

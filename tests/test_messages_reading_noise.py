@@ -57,3 +57,26 @@ def test_is_demonstration() -> None:
     assert is_demonstration(None, True)
     assert is_demonstration("demonstration", None)
     assert not is_demonstration("observation", False)
+
+
+def test_what_palimpsest_s_agent_injects_after_a_compaction_is_synthetic() -> None:
+    """The todo snapshot (AL-17) and the state ledger are user-role messages the agent
+    writes; a later compaction must never take them for the user's newest request."""
+    from palimpsest.messages.markers import LEDGER_HEADER, TODO_SNAPSHOT_HEADER
+    from palimpsest.messages.reading import read_transcript
+
+    assert (
+        noise_reason(TODO_SNAPSHOT_HEADER + "\n- [ ] 1. write tests (pending)") == "todo snapshot"
+    )
+    assert noise_reason(LEDGER_HEADER + "\n\nFiles modified (1):\n- a.py") == "state ledger"
+    kinds = [
+        r.kind
+        for r in read_transcript(
+            [
+                {"role": "user", "content": "Fix the parser."},
+                {"role": "assistant", "content": "Done."},
+                {"role": "user", "content": LEDGER_HEADER + "\n\nFiles modified (1):\n- a.py"},
+            ]
+        )
+    ]
+    assert kinds == ["request", "assistant", "noise"]
