@@ -173,3 +173,34 @@ def test_the_ledger_yields_when_it_would_undo_what_the_summary_saved(tmp_path: P
     )
     assert agent2.compress().compacted
     assert any(m.get(LEDGER_MARKER) for m in agent2.messages)
+
+
+def test_a_window_too_small_for_the_protected_head_and_tail_keeps_only_the_task(
+    tmp_path: Path,
+):
+    """Eight large messages over the threshold: the protected head (3) and tail (3) leave a
+    middle too small to shrink. Automatic and reactive compaction then keep just the first
+    message as the head, so the session does not overflow on every later turn (measured
+    with the real 0.5B model at 2,048 tokens); a manual /compress does not."""
+    big = [
+        user(f"Log {i}: " + "numbers 12345 67890 " * 60)
+        if i % 2 == 0
+        else {"role": "assistant", "content": f"Answer {i}: " + "looked at it " * 40}
+        for i in range(7)
+    ]
+    engine = compressor(4_000, protect_last_n=3)
+    agent = make_agent(tmp_path, ["fine"], messages=big, compressor=engine, context_length=4_000)
+    events = list(agent.run("And this one? " + "numbers 12345 " * 40))
+    done = [e for e in events if isinstance(e, CompactionEvent) and e.compacted]
+    assert done and done[0].path == "preflight"
+    assert isinstance(events[-1], TurnEnd) and events[-1].completed
+    assert agent.messages[0] == big[0]  # the task stays
+    assert engine.protect_first_n == 3  # the engine's setting is back
+    assert done[0].after_messages < done[0].before_messages + 1
+    manual = make_agent(
+        tmp_path / "m",
+        messages=big,
+        compressor=compressor(4_000, protect_last_n=3),
+        context_length=4_000,
+    )
+    assert not manual.compress().compacted

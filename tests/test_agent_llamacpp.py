@@ -37,6 +37,17 @@ def _logs() -> list[str]:
     return [text[:700] for text in outputs[2:] if len(text) > 300]
 
 
+def _stored_session(store: SessionStore, logs: list[str]) -> str:
+    """A long session loaded from storage (AL-03's case): 30 short real turns."""
+    sid = store.create_session(source="cli", title="earlier work")
+    messages: list[dict[str, str]] = []
+    for i in range(15):
+        messages.append({"role": "user", "content": f"Look at this: {logs[i % len(logs)][:240]}"})
+        messages.append({"role": "assistant", "content": f"Step {i}: noted, nothing failed."})
+    store.append_messages(sid, messages)
+    return sid
+
+
 def test_agent_compacts_for_real_and_goes_on(tmp_path: Path) -> None:
     model_file = gguf_path()
     logs = _logs()
@@ -45,35 +56,43 @@ def test_agent_compacts_for_real_and_goes_on(tmp_path: Path) -> None:
         model = connect("openai-compatible:local", base_url=url, timeout=600)
         home = tmp_path / "home"
         store = SessionStore(tmp_path / "state.db")
-        agent = Agent(
-            model,
-            store=store,
-            memory=MemoryManager(MemoryStore(home), home=home),
-            context_length=TOLD_CTX,
-            max_tokens=48,
-            builtin_tools=False,  # their schemas alone would take most of a 2K window
-            system_message="Answer in one short sentence.",
-        )
-        first = agent.session_id
-        paths: list[str] = []
-        turns: list[list[object]] = []
-        for log in (logs * 2)[:16]:
-            events = list(agent.run(f"What does this output say, in one sentence?\n\n{log}"))
-            turns.append(events)
-            paths += [e.path for e in events if isinstance(e, CompactionEvent) and e.compacted]
-        warnings = [e.message for t in turns for e in t if isinstance(e, WarningEvent)]
-        ends = [next(e for e in t if isinstance(e, TurnEnd)) for t in turns]
-        print("compactions:", paths, "warnings:", warnings)
-        print("turn ends:", [(e.completed, e.error) for e in ends])
 
-        assert "reactive" in paths, (paths, warnings)
-        assert "preflight" in paths, (paths, warnings)
-        assert agent.context_length == SERVER_CTX  # the limit the server stated was adopted
-        # The conversation went on after every compaction: each turn that compacted ended
-        # with an answer, and so did the last turn.
-        for events, end in zip(turns, ends, strict=True):
-            if any(isinstance(e, CompactionEvent) and e.compacted for e in events):
-                assert end.completed, end.error
+        def agent_for(session: str | None, window: int) -> Agent:
+            return Agent(
+                model,
+                store=store,
+                memory=MemoryManager(MemoryStore(home), home=home),
+                context_length=window,
+                max_tokens=48,
+                builtin_tools=False,  # their schemas alone would take most of a 2K window
+                system_message="Answer in one short sentence.",
+                session_id=session,
+            )
+
+        def run(agent: Agent, texts: list[str]) -> tuple[list[str], list[TurnEnd]]:
+            paths: list[str] = []
+            ends: list[TurnEnd] = []
+            for text in texts:
+                events = list(agent.run(text))
+                done = [e for e in events if isinstance(e, CompactionEvent) and e.compacted]
+                paths += [e.path for e in done]
+                end = events[-1]
+                assert isinstance(end, TurnEnd)
+                ends.append(end)
+                if done:  # the conversation went on after the compaction
+                    assert end.completed and end.text, (end.error, paths)
+                warnings = [e.message for e in events if isinstance(e, WarningEvent)]
+                print(len(agent.messages), [e.path for e in done], end.completed, warnings)
+            return paths, ends
+
+        # 1. Told 4,096 while the server has 2,048: the server refuses for real, the agent
+        #    adopts the limit it states, compacts and retries.
+        agent = agent_for(None, TOLD_CTX)
+        first = agent.session_id
+        asks = [f"What does this output say, in one sentence?\n\n{log}" for log in logs * 2]
+        paths, ends = run(agent, asks[:14])
+        assert "reactive" in paths, paths
+        assert agent.context_length == SERVER_CTX  # the limit the server stated
         assert ends[-1].completed and ends[-1].text
         chain = store.compression_chain(agent.session_id)
         assert chain[0] == first and len(chain) == len(paths) + 1
@@ -82,4 +101,14 @@ def test_agent_compacts_for_real_and_goes_on(tmp_path: Path) -> None:
             assert row is not None and row["parent_session_id"] == parent
             validate_transcript(store.get_messages(child))
         agent.close()
+
+        # 2. A long stored session resumed in the real window: preflight compacts it before
+        #    the first call, and the conversation goes on.
+        stored = _stored_session(store, logs)
+        resumed = agent_for(stored, SERVER_CTX)
+        paths, ends = run(resumed, ["Which step was the last one?"])
+        assert paths and paths[0] == "preflight", paths
+        assert ends[-1].completed and ends[-1].text
+        assert store.get_session(stored)["end_reason"] == "compression"  # type: ignore[index]
+        resumed.close()
         store.close()

@@ -130,6 +130,49 @@ def _facts(engine: ContextEngine) -> dict[str, Any]:
     }
 
 
+_NO_MIDDLE = (
+    "too few messages",
+    "nothing between head and tail",
+    "the summary would not shrink the conversation",  # a middle of one or two messages
+)
+SHORT_HEAD = 1
+"""Head messages kept when the window is too small for the protected head and tail."""
+
+
+def _head_and_tail_are_everything(engine: ContextEngine) -> bool:
+    stats = getattr(engine, "last_stats", None)
+    protect = getattr(engine, "protect_first_n", 0)
+    return (
+        stats is not None
+        and not getattr(stats, "compressed", True)
+        and getattr(stats, "reason", None) in _NO_MIDDLE
+        and isinstance(protect, int)
+        and protect > SHORT_HEAD
+    )
+
+
+def _compress_with_a_short_head(
+    engine: ContextEngine,
+    before: list[dict[str, Any]],
+    approx_tokens: int | None,
+    kwargs: dict[str, Any],
+) -> list[dict[str, Any]]:
+    """Compact again keeping only the first message as the head.
+
+    The context is over the threshold (or the provider refused it) yet the protected head
+    and tail hold every message: a small window with large messages (measured with the
+    0.5B model at 2,048 tokens: seven messages of a few hundred tokens each). Without this,
+    every later turn overflows and "cannot compress further"; with it, the task (the first
+    message) and the newest turns stay and the rest is summarized.
+    """
+    saved = engine.protect_first_n
+    engine.protect_first_n = SHORT_HEAD
+    try:
+        return engine.compress(before, approx_tokens, None, **kwargs)
+    finally:
+        engine.protect_first_n = saved
+
+
 def compress_context(
     agent: Agent,
     path: CompactionPath,
@@ -226,7 +269,10 @@ def _compress_locked(
         if path == "reactive" and abort_mode:
             engine.abort_on_summary_failure = False  # type: ignore[attr-defined]
         try:
-            return engine.compress(before, approx_tokens, focus_topic, **kwargs)
+            result = engine.compress(before, approx_tokens, focus_topic, **kwargs)
+            if path != "manual" and _head_and_tail_are_everything(engine):
+                result = _compress_with_a_short_head(engine, before, approx_tokens, kwargs)
+            return result
         finally:
             if path == "reactive" and abort_mode:
                 engine.abort_on_summary_failure = abort_mode  # type: ignore[attr-defined]
