@@ -38,12 +38,13 @@ def _logs() -> list[str]:
 
 
 def _stored_session(store: SessionStore, logs: list[str]) -> str:
-    """A long session loaded from storage (AL-03's case): 30 short real turns."""
+    """A long session loaded from storage (AL-03's case): 30 messages of real output, about
+    3,000 rough tokens, for a 2,048-token window."""
     sid = store.create_session(source="cli", title="earlier work")
     messages: list[dict[str, str]] = []
     for i in range(15):
-        messages.append({"role": "user", "content": f"Look at this: {logs[i % len(logs)][:240]}"})
-        messages.append({"role": "assistant", "content": f"Step {i}: noted, nothing failed."})
+        messages.append({"role": "user", "content": f"Look at this: {logs[i % len(logs)][:480]}"})
+        messages.append({"role": "assistant", "content": f"Step {i}: noted. " + "All good. " * 8})
     store.append_messages(sid, messages)
     return sid
 

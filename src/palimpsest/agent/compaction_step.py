@@ -166,11 +166,17 @@ def _compress_with_a_short_head(
     message) and the newest turns stay and the rest is summarized.
     """
     saved = engine.protect_first_n
+    strikes = getattr(engine, "ineffective_compression_count", None)
     engine.protect_first_n = SHORT_HEAD
     try:
-        return engine.compress(before, approx_tokens, None, **kwargs)
+        result = engine.compress(before, approx_tokens, None, **kwargs)
     finally:
         engine.protect_first_n = saved
+    stats = getattr(engine, "last_stats", None)
+    if strikes is not None and not getattr(stats, "compressed", False):
+        # one pass, one strike: the retry that could not shrink either does not count twice
+        engine.ineffective_compression_count = strikes  # type: ignore[attr-defined]
+    return result
 
 
 def compress_context(
