@@ -36,18 +36,9 @@ from palimpsest.memory.manager import MemoryManager
 from palimpsest.memory.store import MemoryStore
 from palimpsest.messages import content_text
 from palimpsest.providers.base import Completion
-from palimpsest.summarizers import ExtractiveSummarizer, SummaryRequest
+from speculative import SlowSummarizer
 
 BUDGET_MS = 50.0
-
-
-class SlowSummarizer(ExtractiveSummarizer):
-    def __init__(self, seconds: float) -> None:
-        self.seconds = seconds
-
-    def summarize(self, request: SummaryRequest) -> str:
-        time.sleep(self.seconds)
-        return super().summarize(request)
 
 
 def material(n: int) -> tuple[list[str], list[str]]:

@@ -161,3 +161,19 @@ def valid_tool_pairs(messages: Sequence[Mapping[str, Any]]) -> bool:
             wanted.append(c["id"])
     results = [m["tool_call_id"] for m in messages if m.get("role") == "tool"]
     return sorted(wanted) == sorted(results)
+
+
+NATIVE_TRANSCRIPT = [
+    {"role": "system", "content": "You are a coding agent."},
+    {"role": "user", "content": "List the files"},
+    {
+        "role": "assistant",
+        "content": "Looking.",
+        "tool_calls": [call("shell", {"cmd": "ls"}, "c1")],
+    },
+    {"role": "tool", "tool_call_id": "c1", "content": "a.py\nb.py"},
+    {"role": "assistant", "content": "Two files."},
+    {"role": "user", "content": "Thanks"},
+    {"role": "assistant", "content": "You're welcome."},
+]
+"""A small native-tool-call transcript: two user turns, one tool round."""

@@ -3,40 +3,16 @@
 from __future__ import annotations
 
 import asyncio
-import json
-from typing import Any
 
 import pytest
 
+from agent_helpers import NATIVE_TRANSCRIPT as NATIVE
 from palimpsest.agent.replay_model import (
     ReplayChatModel,
     ReplayExhaustedError,
     build_script,
 )
 from palimpsest.errors import ContextOverflowError, ProviderError
-
-
-def _call(ident: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "id": ident,
-        "type": "function",
-        "function": {"name": name, "arguments": json.dumps(args)},
-    }
-
-
-NATIVE = [
-    {"role": "system", "content": "You are a coding agent."},
-    {"role": "user", "content": "List the files"},
-    {
-        "role": "assistant",
-        "content": "Looking.",
-        "tool_calls": [_call("c1", "shell", {"cmd": "ls"})],
-    },
-    {"role": "tool", "tool_call_id": "c1", "content": "a.py\nb.py"},
-    {"role": "assistant", "content": "Two files."},
-    {"role": "user", "content": "Thanks"},
-    {"role": "assistant", "content": "You're welcome."},
-]
 
 
 class TestReplayChatModel:

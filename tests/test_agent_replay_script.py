@@ -2,36 +2,12 @@
 
 from __future__ import annotations
 
-import json
-from typing import Any
-
+from agent_helpers import NATIVE_TRANSCRIPT as NATIVE
+from agent_helpers import call as tool_call
 from conftest import SHARED_TRANSCRIPTS
 from palimpsest import load_transcript
 from palimpsest.agent.replay_script import NO_RECORDED_RESULT, build_script, replay_tools
 from palimpsest.agent.tools import ToolContext
-
-
-def _call(ident: str, name: str, args: dict[str, Any]) -> dict[str, Any]:
-    return {
-        "id": ident,
-        "type": "function",
-        "function": {"name": name, "arguments": json.dumps(args)},
-    }
-
-
-NATIVE = [
-    {"role": "system", "content": "You are a coding agent."},
-    {"role": "user", "content": "List the files"},
-    {
-        "role": "assistant",
-        "content": "Looking.",
-        "tool_calls": [_call("c1", "shell", {"cmd": "ls"})],
-    },
-    {"role": "tool", "tool_call_id": "c1", "content": "a.py\nb.py"},
-    {"role": "assistant", "content": "Two files."},
-    {"role": "user", "content": "Thanks"},
-    {"role": "assistant", "content": "You're welcome."},
-]
 
 
 class TestBuildScript:
@@ -76,7 +52,11 @@ class TestBuildScript:
             [
                 {"role": "user", "content": "go"},
                 {"role": "assistant", "content": "thinking"},
-                {"role": "assistant", "content": "acting", "tool_calls": [_call("x", "t", {})]},
+                {
+                    "role": "assistant",
+                    "content": "acting",
+                    "tool_calls": [tool_call("t", cid="x", arguments={})],
+                },
                 {"role": "tool", "tool_call_id": "x", "content": "done"},
                 {"role": "assistant", "content": "finished"},
             ]
@@ -122,7 +102,10 @@ class TestReplayTools:
                 {
                     "role": "assistant",
                     "content": None,
-                    "tool_calls": [_call("a", "look", {}), _call("b", "look", {})],
+                    "tool_calls": [
+                        tool_call("look", cid="a", arguments={}),
+                        tool_call("look", cid="b", arguments={}),
+                    ],
                 },
                 {"role": "tool", "tool_call_id": "a", "content": "first"},
                 {"role": "tool", "tool_call_id": "b", "content": "second"},
@@ -134,7 +117,10 @@ class TestReplayTools:
         assert look.function(context=ToolContext()) == NO_RECORDED_RESULT
 
     def test_parallel_calls_without_ids_are_matched_by_arguments(self) -> None:
-        calls = [_call("a", "read", {"path": "x"}), _call("b", "read", {"path": "y"})]
+        calls = [
+            tool_call("read", cid="a", arguments={"path": "x"}),
+            tool_call("read", cid="b", arguments={"path": "y"}),
+        ]
         script = build_script(
             [
                 {"role": "user", "content": "go"},
@@ -151,7 +137,11 @@ class TestReplayTools:
         script = build_script(
             [
                 {"role": "user", "content": "go"},
-                {"role": "assistant", "content": None, "tool_calls": [_call("k", "look", {})]},
+                {
+                    "role": "assistant",
+                    "content": None,
+                    "tool_calls": [tool_call("look", cid="k", arguments={})],
+                },
             ]
         )
         (look,) = replay_tools(script)
@@ -167,7 +157,10 @@ class TestReplayTools:
                 {
                     "role": "assistant",
                     "content": None,
-                    "tool_calls": [_call("a", "functions.bash", {}), _call("b", "bash", {})],
+                    "tool_calls": [
+                        tool_call("functions.bash", cid="a", arguments={}),
+                        tool_call("bash", cid="b", arguments={}),
+                    ],
                 },
             ]
         )

@@ -130,6 +130,29 @@ def _facts(engine: ContextEngine) -> dict[str, Any]:
     }
 
 
+def _unchanged(
+    agent: Agent,
+    path: CompactionPath,
+    messages: list[dict[str, Any]],
+    reason: str,
+    started: float | None = None,
+    tokens: int | None = None,
+) -> CompactionEvent:
+    """The event of a compaction that left the history as it was, and why."""
+    size = estimate_messages_tokens_rough(messages) if tokens is None else tokens
+    return CompactionEvent(
+        path=path,
+        before_messages=len(messages),
+        after_messages=len(messages),
+        before_tokens=size,
+        after_tokens=size,
+        compacted=False,
+        session_id=agent.session_id,
+        reason=reason,
+        seconds=0.0 if started is None else time.perf_counter() - started,
+    )
+
+
 _NO_MIDDLE = (
     "too few messages",
     "nothing between head and tail",
@@ -202,16 +225,7 @@ def compress_context(
         if busy is not None:
             reason = busy_message(busy or None)
             yield WarningEvent("compression_locked", reason)
-            event = CompactionEvent(
-                path=path,
-                before_messages=len(agent.messages),
-                after_messages=len(agent.messages),
-                before_tokens=estimate_messages_tokens_rough(agent.messages),
-                after_tokens=estimate_messages_tokens_rough(agent.messages),
-                compacted=False,
-                session_id=agent.session_id,
-                reason=reason,
-            )
+            event = _unchanged(agent, path, agent.messages, reason)
             yield event
             return CompactionOutcome(event, False, locked=True)
     try:
@@ -299,17 +313,7 @@ def _compress_locked(
     agent.guards = save_guards(agent.store, agent.session_id, engine, agent.guards)
     if not compacted:
         reason = getattr(stats, "reason", None) or facts["failure_reason"] or "nothing to compact"
-        event = CompactionEvent(
-            path=path,
-            before_messages=len(before),
-            after_messages=len(before),
-            before_tokens=before_tokens,
-            after_tokens=before_tokens,
-            compacted=False,
-            session_id=agent.session_id,
-            reason=redact(str(reason)),
-            seconds=time.perf_counter() - started,
-        )
+        event = _unchanged(agent, path, before, redact(str(reason)), started, before_tokens)
         yield event
         return CompactionOutcome(event, False, flush, facts)
 
@@ -459,16 +463,6 @@ def _not_compacted(
 ) -> Flow:
     reason = redact(f"{type(exc).__name__}: {exc}")
     yield WarningEvent("compaction_failed", f"Compaction failed: {reason}")
-    event = CompactionEvent(
-        path=path,
-        before_messages=len(before),
-        after_messages=len(before),
-        before_tokens=before_tokens,
-        after_tokens=before_tokens,
-        compacted=False,
-        session_id=agent.session_id,
-        reason=reason,
-        seconds=time.perf_counter() - started,
-    )
+    event = _unchanged(agent, path, before, reason, started, before_tokens)
     yield event
     return CompactionOutcome(event, False, flush, {"failure_reason": reason})
