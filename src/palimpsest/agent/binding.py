@@ -11,18 +11,18 @@ the history, todos, ledger and usage, and binds a fresh session with a new snaps
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from ..errors import PalimpsestError
 from ..messages import role_of
 from ..storage.sessions import new_session_id
 from .ledger import StateLedger
-from .persistence import load_guards, read_guards
+from .persistence import load_guards, read_guards, save_guards
 
 if TYPE_CHECKING:
     from .loop import Agent
 
-__all__ = ["bind_session", "start_new_session"]
+__all__ = ["bind_session", "start_new_session", "switch_session"]
 
 log = logging.getLogger("palimpsest.agent")
 
@@ -93,3 +93,30 @@ def start_new_session(agent: Agent) -> None:
     if agent.memory is not None:
         agent.memory.session_boundary(history, new_id, reset=True, reason="new_session")
     bind_session(agent, new_id, fresh=True)
+
+
+def switch_session(
+    agent: Agent,
+    new_id: str | None,
+    old_id: str | None,
+    messages: list[dict[str, Any]],
+    reason: str,
+) -> None:
+    """Continue in ``new_id`` with ``messages`` as the live history (after a compaction or
+    an undo): the writer, the memory manager and the engine follow (AL-21, AL-22), and the
+    durable guards are compared with what the new row inherited (CC-22). The memory
+    providers receive the ending session's messages (the live history until now)."""
+    engine = agent.compressor
+    ended = agent.messages
+    agent.messages = messages
+    agent.session_id = new_id
+    agent.writer.rebind(new_id, len(messages))
+    if new_id is not None and new_id != old_id:
+        if agent.memory is not None:
+            agent.memory.session_boundary(ended, new_id, reset=False, reason=reason)
+        try:
+            engine.on_session_start(new_id, boundary_reason=reason, old_session_id=old_id)
+        except Exception:
+            log.warning("engine.on_session_start failed", exc_info=True)
+    inherited = read_guards(agent.store, new_id) if agent.store is not None and new_id else None
+    agent.guards = save_guards(agent.store, new_id, engine, inherited)

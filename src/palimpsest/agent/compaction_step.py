@@ -39,12 +39,13 @@ from ..messages import content_text, role_of
 from ..storage.sessions import new_session_id
 from ..tokens import estimate_messages_tokens_rough
 from .ahead import take
+from .binding import switch_session
 from .driver import Flow, Offload
 from .events import CompactionEvent, CompactionPath, WarningEvent
 from .flush import FlushResult, flush_memories
 from .ledger import LEDGER_HEADER
 from .lock import busy_message, holder_id, release_compression_lock, take_compression_lock
-from .persistence import read_guards, save_guards
+from .persistence import save_guards
 from .todo import INJECTION_HEADER
 
 if TYPE_CHECKING:
@@ -373,21 +374,8 @@ def _finish(
     # 5. The split: a continuation holds the whole compacted list.
     old_id = agent.session_id
     new_id = yield from _split(agent, old_id, compacted_list)
-    agent.messages = compacted_list
-    agent.session_id = new_id
-    agent.writer.rebind(new_id, len(compacted_list))
-
     # 6. Notifications, and the guards on the new row.
-    if new_id is not None and new_id != old_id:
-        if agent.memory is not None:
-            agent.memory.session_boundary(before, new_id, reset=False, reason="compression")
-        try:
-            engine.on_session_start(new_id, boundary_reason="compression", old_session_id=old_id)
-        except Exception:
-            log.warning("engine.on_session_start failed", exc_info=True)
-    # The child inherited the parent's row values: compare with those, not with defaults.
-    inherited = read_guards(agent.store, new_id) if agent.store and new_id else None
-    agent.guards = save_guards(agent.store, new_id, engine, inherited)
+    switch_session(agent, new_id, old_id, compacted_list, "compression")
     agent.undo = UndoRecord(
         before=before,
         after_len=len(compacted_list),

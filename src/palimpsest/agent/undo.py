@@ -21,9 +21,9 @@ from typing import TYPE_CHECKING
 
 from ..errors import PalimpsestError
 from ..storage.sessions import new_session_id
+from .binding import switch_session
 from .compaction_step import UndoRecord
 from .events import AgentEvent, WarningEvent
-from .persistence import read_guards, save_guards
 
 if TYPE_CHECKING:
     from .loop import Agent
@@ -102,19 +102,8 @@ def undo_last_compaction(agent: Agent) -> tuple[str, list[AgentEvent]]:
         engine.previous_summary = record.previous_summary_before
     engine.last_prompt_tokens = 0
     agent.last_request_len = None
-    agent.messages = restored
     agent.system_prompt = record.system_prompt_before
-    agent.session_id = new_id
-    agent.writer.rebind(new_id, len(restored))
-    if new_id is not None and new_id != undone:
-        if agent.memory is not None:
-            agent.memory.session_boundary(restored, new_id, reset=False, reason="undo")
-        try:
-            engine.on_session_start(new_id, boundary_reason="undo", old_session_id=undone)
-        except Exception:
-            log.warning("engine.on_session_start failed", exc_info=True)
-    inherited = read_guards(store, new_id) if store is not None and new_id else None
-    agent.guards = save_guards(store, new_id, engine, inherited)
+    switch_session(agent, new_id, undone, restored, "undo")
     agent.undo = None
     text = f"Undid the last compaction: {compacted_len} → {len(restored)} messages in context."
     if new_id != undone:
