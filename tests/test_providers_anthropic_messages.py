@@ -300,3 +300,13 @@ def test_error_event_inside_a_stream(replay: ReplayServer) -> None:
     with pytest.raises(ProviderError) as info:
         model_for(replay).complete([{"role": "user", "content": "x"}], stream=True)
     assert info.value.reason == "server_error" and info.value.status_code == 529
+
+
+def test_on_text_receives_the_text_deltas(replay: ReplayServer) -> None:
+    replay.file("anthropic/stream_tool_use.sse")
+    pieces: list[str] = []
+    done = model_for(replay).complete(
+        [{"role": "user", "content": "weather"}], on_text=pieces.append
+    )
+    assert replay.last.body["stream"] is True
+    assert pieces and "".join(pieces) == done.content

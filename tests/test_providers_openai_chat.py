@@ -345,3 +345,25 @@ def test_error_inside_a_stream_is_classified(replay: ReplayServer) -> None:
         model_for(replay).complete([{"role": "user", "content": "x"}], stream=True)
     assert info.value.limit == 8192
     assert isinstance(info.value.__cause__, openai.APIError)
+
+
+def test_on_text_receives_the_reply_as_it_streams(replay: ReplayServer) -> None:
+    replay.file("openai/stream_text.sse")
+    pieces: list[str] = []
+    done = model_for(replay).complete([{"role": "user", "content": "hi"}], on_text=pieces.append)
+    assert replay.last.body["stream"] is True  # asking for the text asks for a stream
+    assert len(pieces) > 1 and "".join(pieces) == done.content
+    assert done.usage.total_tokens == 18  # the whole Completion still comes back
+
+
+def test_the_agent_streams_text_deltas_through_the_sdk(replay: ReplayServer) -> None:
+    from palimpsest.agent import Agent, TextDelta, TurnEnd
+
+    replay.file("openai/stream_text.sse")
+    agent = Agent(model_for(replay), builtin_tools=False, context_length=32_000, stream=True)
+    events = list(agent.run("hi"))
+    deltas = [e.text for e in events if isinstance(e, TextDelta)]
+    assert len(deltas) > 1 and "".join(deltas) == "Hello! How can I help you today?"
+    assert isinstance(events[-1], TurnEnd) and events[-1].text == "".join(deltas)
+    assert agent.messages[-1]["content"] == "".join(deltas)  # stored once, whole
+    agent.close()

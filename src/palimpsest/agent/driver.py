@@ -20,12 +20,14 @@ interrupt handling leaves the history valid whichever mode runs it.
 from __future__ import annotations
 
 import asyncio
+import queue
+import threading
 from collections.abc import AsyncIterator, Callable, Generator, Iterator
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..providers.base import ChatModel, Completion
-from .events import AgentEvent
+from .events import AgentEvent, TextDelta
 
 __all__ = ["Flow", "ModelCall", "Offload", "Step", "drive_async", "drive_sync"]
 
@@ -39,6 +41,10 @@ class ModelCall:
     max_tokens: int | None
     options: dict[str, Any] = field(default_factory=dict)
     purpose: Literal["turn", "flush"] = "turn"
+    stream: bool = False
+    """Ask for the reply's text as it arrives (sync driver, models with ``on_text``)."""
+    streamed: bool = False
+    """Set by the driver when text was yielded as :class:`TextDelta` events already."""
 
 
 @dataclass
@@ -68,6 +74,46 @@ async def _answer_async(model: ChatModel, step: ModelCall | Offload) -> Any:
     return reply
 
 
+def _streams(model: ChatModel) -> bool:
+    return bool(getattr(model, "supports_on_text", False))
+
+
+def _stream_sync(model: ChatModel, step: ModelCall) -> Generator[AgentEvent, None, Any]:
+    """The call on a worker thread, its text yielded as it arrives; returns the reply.
+
+    The caller's thread keeps waiting on a queue in short slices, so Ctrl-C reaches it at
+    once; the abandoned call then finishes (or fails) on its daemon thread unread.
+    """
+    pieces: queue.Queue[tuple[str, Any]] = queue.Queue()
+
+    def work() -> None:
+        try:
+            reply = model.complete(
+                step.messages,
+                step.tools,
+                step.max_tokens,
+                **step.options,
+                on_text=lambda text: pieces.put(("text", text)),
+            )
+            pieces.put(("done", reply))
+        except BaseException as exc:  # handed to the flow, which decides
+            pieces.put(("error", exc))
+
+    threading.Thread(target=work, name="palimpsest-model-stream", daemon=True).start()
+    while True:
+        try:
+            kind, item = pieces.get(timeout=0.2)
+        except queue.Empty:
+            continue
+        if kind == "text":
+            step.streamed = True
+            yield TextDelta(item)
+        elif kind == "done":
+            return item
+        else:
+            raise item
+
+
 def drive_sync(model: ChatModel, flow: Flow) -> Iterator[AgentEvent]:
     """Run ``flow`` to its end, yielding its events; work is done in this thread."""
     value: Any = None
@@ -79,7 +125,12 @@ def drive_sync(model: ChatModel, flow: Flow) -> Iterator[AgentEvent]:
             except StopIteration:
                 return
             value, error = None, None
-            if isinstance(step, ModelCall | Offload):
+            if isinstance(step, ModelCall) and step.stream and _streams(model):
+                try:
+                    value = yield from _stream_sync(model, step)
+                except (Exception, KeyboardInterrupt) as exc:
+                    error = exc
+            elif isinstance(step, ModelCall | Offload):
                 try:
                     value = _answer_sync(model, step)
                 except (Exception, KeyboardInterrupt) as exc:

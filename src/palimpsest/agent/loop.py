@@ -100,6 +100,7 @@ class Agent:
         speculative: SpeculativeCompactor | bool | None = None,
         max_iterations: int = 50,
         settings: Settings | None = None,
+        stream: bool = False,
     ) -> None:
         if max_iterations < 1:
             raise ValueError("max_iterations must be at least 1")
@@ -110,6 +111,9 @@ class Agent:
         self.source = source
         self.max_tokens = max_tokens
         self.max_iterations = max_iterations
+        self.stream = stream
+        """Replies' text as it arrives (``TextDelta`` pieces) from models that can stream it
+        (the OpenAI and Anthropic backends), in :meth:`run`; :meth:`arun` yields it whole."""
         self.workdir = Path(workdir).resolve() if workdir is not None else None
         self.speculative: SpeculativeCompactor | None = None
         self.profile = self.settings.context.profile

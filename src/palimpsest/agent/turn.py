@@ -91,7 +91,8 @@ def _turn(agent: Agent, user_message: str) -> Flow:
         request = agent.build_request(fence)
         estimate = agent.estimate_request()
         try:
-            completion: Completion = yield ModelCall(request, agent.tools.schemas(), max_tokens)
+            call = ModelCall(request, agent.tools.schemas(), max_tokens, stream=agent.stream)
+            completion: Completion = yield call
         except OutputLimitError as exc:
             smaller = smaller_max_tokens(exc, max_tokens)
             recovery.output_retries += 1
@@ -135,7 +136,7 @@ def _turn(agent: Agent, user_message: str) -> Flow:
             agent.ledger.record_answer(turn)
             return TurnEnd(completed=True, text="", details={"empty_answer": True})
         agent.append(message)
-        if text:
+        if text and not call.streamed:
             yield TextDelta(text)
         if not calls:
             agent.ledger.record_answer(turn)

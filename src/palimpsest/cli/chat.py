@@ -271,6 +271,7 @@ def chat_command(
                 source="cli",
                 workdir=workdir,
                 settings=settings,
+                stream=True,
             )
             try:
                 console.print(_welcome(agent, chat_model, session is not None), markup=False)

@@ -194,6 +194,14 @@ class AnthropicChatModel(SdkChatModel):
     def parse_stream(self, items: list[Any]) -> Completion:
         return completion_from_events(items)
 
+    def stream_text(self, item: Any) -> str:
+        data = _dump(item)
+        if not isinstance(data, Mapping) or data.get("type") != "content_block_delta":
+            return ""
+        delta = data.get("delta") or {}
+        text = delta.get("text") if delta.get("type") == "text_delta" else None
+        return text if isinstance(text, str) else ""
+
     def _wants_stream(self, request: Mapping[str, Any], asked: bool) -> bool:
         return asked or request["max_tokens"] > STREAM_ABOVE_MAX_TOKENS
 

@@ -147,6 +147,13 @@ class OpenAIChatModel(SdkChatModel):
     def parse_stream(self, items: list[Any]) -> Completion:
         return completion_from_chunks(items)
 
+    def stream_text(self, item: Any) -> str:
+        for choice in _get(item, "choices") or []:
+            content = _get(_get(choice, "delta"), "content")
+            if isinstance(content, str):
+                return content
+        return ""
+
 
 def _tool_call_dict(call: Any) -> dict[str, Any]:
     fn = _get(call, "function")

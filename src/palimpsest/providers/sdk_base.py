@@ -92,6 +92,8 @@ class SdkChatModel:
     error_table: ClassVar[ErrorTable]
     stream_flags: ClassVar[Mapping[str, Any]] = {"stream": True}
     """Keywords added to a request that is streamed."""
+    supports_on_text: ClassVar[bool] = True
+    """``complete(..., on_text=callback)`` streams the reply's text to ``callback``."""
     key_env: ClassVar[str]
     """The environment variable read when no ``api_key=`` is given."""
     service: ClassVar[str]
@@ -186,6 +188,11 @@ class SdkChatModel:
         """A :class:`Completion` from the drained list of stream chunks or events."""
         raise NotImplementedError
 
+    def stream_text(self, item: Any) -> str:
+        """The text one streamed chunk or event adds (``""`` when it adds none): what an
+        ``on_text`` callback receives as the reply arrives."""
+        return ""
+
     def _wants_stream(self, request: Mapping[str, Any], asked: bool) -> bool:
         return asked
 
@@ -257,10 +264,16 @@ class SdkChatModel:
         max_tokens: int | None = None,
         **options: Any,
     ) -> Completion:
+        on_text = _take_on_text(options)
         call = self._prepare(messages, tools, max_tokens, options)
         with self._sending(call, use_async=False) as send:
             reply = send()
-            reply = list(reply) if call.stream else reply
+            if call.stream:
+                items = []
+                for item in reply:
+                    items.append(item)
+                    self._emit(on_text, item)
+                reply = items
         return self._finish(call, reply)
 
     async def acomplete(
@@ -270,8 +283,32 @@ class SdkChatModel:
         max_tokens: int | None = None,
         **options: Any,
     ) -> Completion:
+        on_text = _take_on_text(options)
         call = self._prepare(messages, tools, max_tokens, options)
         with self._sending(call, use_async=True) as send:
             reply = await send()
-            reply = [item async for item in reply] if call.stream else reply
+            if call.stream:
+                items = []
+                async for item in reply:
+                    items.append(item)
+                    self._emit(on_text, item)
+                reply = items
         return self._finish(call, reply)
+
+    def _emit(self, on_text: Callable[[str], None] | None, item: Any) -> None:
+        if on_text is not None:
+            piece = self.stream_text(item)
+            if piece:
+                on_text(piece)
+
+
+def _take_on_text(options: dict[str, Any]) -> Callable[[str], None] | None:
+    """``on_text=callable`` asks for the reply streamed, its text handed over as it comes
+    (the usual :class:`Completion` is still returned at the end)."""
+    on_text = options.pop("on_text", None)
+    if on_text is None:
+        return None
+    if not callable(on_text):
+        raise TypeError(f"on_text must be callable, got {type(on_text).__name__}")
+    options["stream"] = True
+    return on_text  # type: ignore[no-any-return]
