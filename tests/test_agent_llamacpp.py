@@ -113,3 +113,24 @@ def test_agent_compacts_for_real_and_goes_on(tmp_path: Path) -> None:
         assert store.get_session(stored)["end_reason"] == "compression"  # type: ignore[index]
         resumed.close()
         store.close()
+
+
+def test_streamed_text_and_unknown_usage_from_the_real_server(tmp_path: Path) -> None:
+    """llama.cpp's server streams the reply but sends no usage with a stream: the text comes
+    in pieces, and the prompt figure is the estimate, marked as such, never a zero."""
+    from palimpsest.agent.events import TextDelta, UsageEvent
+
+    model_file = gguf_path()
+    with llama_server(model_file, tmp_path / "server.log", ["--n_ctx", str(SERVER_CTX)]) as url:
+        model = connect("openai-compatible:local", base_url=url, timeout=600)
+        agent = Agent(
+            model, builtin_tools=False, context_length=SERVER_CTX, max_tokens=32, stream=True
+        )
+        events = list(agent.run("Name three colours."))
+        deltas = [e.text for e in events if isinstance(e, TextDelta)]
+        usage = [e for e in events if isinstance(e, UsageEvent)]
+        end = events[-1]
+        assert isinstance(end, TurnEnd) and end.completed
+        assert len(deltas) > 1 and "".join(deltas) == end.text
+        assert usage and usage[0].estimated and usage[0].usage.prompt_tokens > 0
+        agent.close()
