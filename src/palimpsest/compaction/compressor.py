@@ -116,9 +116,8 @@ class ContextCompressor(SummaryWriter):
         self.status_callback = status_callback
         self._clock = clock
         self.context_length = context_length
+        # Set by a host whose requests carry more than the messages (system prompt, tools).
         self.compaction_target_tokens: int | None = None
-        """Set by a host whose requests carry more than the messages (system prompt, tool
-        schemas): the most tokens the messages should take after a compaction."""
         self._recompute_thresholds()
         self._reset_session_state()
 
@@ -312,11 +311,9 @@ class ContextCompressor(SummaryWriter):
             return self._no_op(work, stats, "nothing between head and tail")
         turns, earlier = self._turns_to_summarize(work, start, end)
         if not turns and earlier and end < len(work):
-            # The middle is only the earlier summary: everything after it fit under the tail's
-            # 1.5x ceiling once pruned. Walk again past the summary with the raw budget (the
-            # re-walk of CC-52, applied behind the summary) so the newer turns can still be
-            # folded in; otherwise a session whose every compaction lands here never shrinks
-            # again and overflows its window.
+            # Only the earlier summary in the middle (all after it fit the 1.5x ceiling once
+            # pruned): walk again behind it with the raw budget (CC-52's re-walk), or such a
+            # session never shrinks again and overflows its window.
             end = find_tail_cut(work, end, int(tail_budget / TAIL_SOFT_CEILING), readings=readings)
             turns, earlier = self._turns_to_summarize(work, start, end)
         if not turns:
@@ -411,8 +408,8 @@ class ContextCompressor(SummaryWriter):
 
     def _tail_budget_to_fit(self, work: list[dict[str, Any]], start: int, target: int) -> int:
         """The tail budget, lowered when head + summary + tail could not fit the target (or
-        the host's ``compaction_target_tokens``, the room its request leaves the messages):
-        what leaves the tail is then summarized rather than dropped by the fit step after."""
+        the host's ``compaction_target_tokens``): what leaves the tail is then summarized
+        rather than dropped by the fit step after."""
         target = min(target, self.compaction_target_tokens or target)
         room = target - self._count(work[:start]) - self.max_summary_tokens
         return max(0, min(self.tail_token_budget, room))
