@@ -89,3 +89,56 @@ def test_continuations_inherit_the_guards(tmp_path: Path):
     assert inherited is not None and inherited.fallback_streak == 2
     state = engine_guards(engine)
     assert state is not None and state.fallback_streak == 2
+
+
+def test_the_ledger_and_the_todos_survive_a_restart_and_a_compaction(tmp_path: Path):
+    """What the agent knows by code (files changed, tasks) comes back when the session is
+    resumed, also from the continuation a compaction started."""
+    from agent_helpers import call, calls, history, make_agent
+    from palimpsest import ScriptedChatModel
+    from palimpsest.agent import Agent
+
+    work = tmp_path / "work"
+    work.mkdir()
+    write = calls(call("write_file", {"path": "src/app.py", "content": "x = 1\n"}, "w1"))
+    agent = make_agent(
+        tmp_path, [write, "written"], messages=history(12), compressor=compressor(), workdir=work
+    )
+    agent.ask("create src/app.py")
+    agent.todos.write([{"id": "1", "content": "add tests", "status": "pending"}])
+    assert agent.compress().compacted  # the state is kept with the continuation too
+    tip = agent.session_id
+    agent.close()
+    assert agent.store is not None
+    agent.store.close()
+
+    store = SessionStore(tmp_path / "state.db")
+    again = Agent(
+        ScriptedChatModel(default="ok"),
+        store=store,
+        session_id=tip,
+        workdir=work,
+        context_length=100_000,
+    )
+    assert again.session_id == tip
+    assert again.ledger.files_modified() == ["src/app.py"]
+    assert [item.content for item in again.todos.items()] == ["add tests"]
+    again.close()
+    store.close()
+
+
+def test_unreadable_stored_state_is_ignored(tmp_path: Path):
+    from palimpsest.agent.persistence import load_state, save_state
+
+    store = SessionStore(tmp_path / "state.db")
+    sid = store.create_session(source="cli")
+    assert load_state(store, sid) is None
+    save_state(store, sid, {"ledger": {}, "todos": [{"id": "1", "content": "x"}]})
+    assert load_state(store, sid) == {"ledger": {}, "todos": [{"id": "1", "content": "x"}]}
+    store.database.write(
+        lambda con: con.execute(
+            "UPDATE state_meta SET value = 'not json' WHERE key = ?", (f"agent_state:{sid}",)
+        )
+    )
+    assert load_state(store, sid) is None
+    store.close()

@@ -40,6 +40,7 @@ def bind_session(agent: Agent, session_id: str | None, *, fresh: bool = False) -
         agent.compressor.compression_count = max(0, len(store.compression_chain(sid)) - 1)
         agent.system_prompt = str(row.get("system_prompt") or "")
         agent.turn = sum(1 for m in agent.messages if role_of(m) == "user")
+        agent.restore_state(sid)
         resumed = True
     else:
         sid = session_id or new_session_id()
@@ -120,3 +121,4 @@ def switch_session(
             log.warning("engine.on_session_start failed", exc_info=True)
     inherited = read_guards(agent.store, new_id) if agent.store is not None and new_id else None
     agent.guards = save_guards(agent.store, new_id, engine, inherited)
+    agent.save_state()  # the ledger and the todos go on with the conversation

@@ -41,7 +41,7 @@ from .driver import Flow, drive_async, drive_sync
 from .events import AgentEvent, CompactionEvent, TurnEnd, UsageEvent, WarningEvent
 from .history import attach_fence, cancelled_results
 from .ledger import StateLedger
-from .persistence import GuardState, SessionWriter, load_guards, save_guards
+from .persistence import GuardState, SessionWriter, load_guards, load_state, save_guards, save_state
 from .recovery import max_attempts
 from .registry import ToolRegistry
 from .speculative import SpeculativeCompactor
@@ -223,6 +223,23 @@ class Agent:
 
     def save(self) -> None:
         self.writer.save(self.messages)
+
+    def save_state(self) -> None:
+        """Store the ledger and the todo list with the current session (a restart resumes
+        them, and a continuation inherits them when it is resumed)."""
+        state = {"ledger": self.ledger.to_dict(), "todos": self.todos.to_list()}
+        save_state(self.store, self.session_id, state)
+
+    def restore_state(self, session_id: str | None) -> None:
+        """Take back what :meth:`save_state` kept for ``session_id``; bad data is ignored."""
+        data = load_state(self.store, session_id)
+        if data is None:
+            return
+        try:
+            self.ledger = StateLedger.from_dict(data.get("ledger") or {}, self.workdir)
+            self.todos = TodoStore.from_list(data.get("todos") or [])
+        except (ValueError, TypeError) as exc:
+            log.warning("stored agent state of %s ignored: %s", session_id, exc)
 
     def close_open_calls(self) -> None:
         """Give every tool call of the last round a result (a cancelled one says so)."""

@@ -20,17 +20,29 @@ Three promises are kept here:
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+import apsw
+
 from ..compaction.engine import ContextEngine
 from ..errors import PalimpsestError
+from ..storage.schema import set_meta
 from ..storage.sessions import SessionStore
 
-__all__ = ["GuardState", "SessionWriter", "load_guards", "read_guards", "save_guards"]
+__all__ = [
+    "GuardState",
+    "SessionWriter",
+    "load_guards",
+    "load_state",
+    "read_guards",
+    "save_guards",
+    "save_state",
+]
 
 log = logging.getLogger("palimpsest.agent")
 
@@ -200,3 +212,35 @@ def _same(a: GuardState, b: GuardState | None) -> bool:
         and same_until
         and a.error == b.error
     )
+
+
+def _state_key(session_id: str) -> str:
+    return f"agent_state:{session_id}"
+
+
+def save_state(store: SessionStore | None, session_id: str | None, state: dict[str, Any]) -> None:
+    """Keep the ledger and the todo list with the session (``state_meta``), so an agent
+    resumed after a restart still knows the files it changed, the last failure and its
+    tasks. A store failure is logged: the conversation goes on without it."""
+    if store is None or session_id is None:
+        return
+    payload = json.dumps(state, ensure_ascii=False)
+    try:
+        store.database.write(lambda con: set_meta(con, _state_key(session_id), payload))
+    except (PalimpsestError, apsw.Error) as exc:
+        log.warning("could not store the agent state of %s: %s", session_id, exc)
+
+
+def load_state(store: SessionStore | None, session_id: str | None) -> dict[str, Any] | None:
+    """What :func:`save_state` kept for ``session_id`` (``None`` when nothing or unreadable)."""
+    if store is None or session_id is None:
+        return None
+    try:
+        raw = store.database.scalar(
+            "SELECT value FROM state_meta WHERE key = ?", (_state_key(session_id),)
+        )
+        data = json.loads(raw) if isinstance(raw, str) else None
+    except (PalimpsestError, apsw.Error, ValueError) as exc:
+        log.warning("could not read the agent state of %s: %s", session_id, exc)
+        return None
+    return data if isinstance(data, dict) else None

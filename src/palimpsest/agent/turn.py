@@ -61,6 +61,7 @@ def turn_flow(agent: Agent, user_message: str) -> Flow:
     finally:
         agent.close_open_calls()
         agent.save()
+        agent.save_state()
     yield end
 
 
