@@ -23,14 +23,13 @@ from typing import TYPE_CHECKING, Any
 
 from ..compaction.compressor import ContextCompressor
 from ..compaction.redact import redact
-from .driver import Flow, ModelCall, Offload
-from .flush import flush_memories
+from .driver import drain
 from .speculative import SpeculativeCompactor
 
 if TYPE_CHECKING:
     from .loop import Agent
 
-__all__ = ["make_speculative", "observe", "run_flow", "take"]
+__all__ = ["make_speculative", "observe", "take"]
 
 log = logging.getLogger("palimpsest.agent")
 
@@ -51,49 +50,15 @@ def make_speculative(agent: Agent, option: Any) -> SpeculativeCompactor | None:
 
 
 def _prepare(agent: Agent, messages: list[dict[str, Any]]) -> str:
-    """In the background thread: flush, checkpoint, and the summarizer's memory context."""
+    """In the background thread: flush, checkpoint, and the summarizer's memory context.
+    The flush's events (warnings) are logged, since no one reads them off this thread."""
     if agent.flush_enabled:
-        flow = flush_memories(
-            agent.memory,
-            agent.system_prompt,
-            messages,
-            max_tokens=agent.max_tokens,
-            window=agent.context_length,
-            measure=agent.calibrated,
-        )
-        result = run_flow(agent, flow)
+        events, result = drain(agent.model, agent.flush_flow(messages))
+        for event in events:
+            log.info("speculative preparation: %s", getattr(event, "message", event))
         if result is not None and result.error:
             log.warning("memory flush (speculative) failed: %s", redact(result.error))
-    context = agent.memory.on_pre_compress(messages) if agent.memory is not None else ""
-    note = agent.ledger.summarizer_note()
-    return "\n\n".join(t for t in (context, note) if t and t.strip())
-
-
-def run_flow(agent: Agent, flow: Flow) -> Any:
-    """Drive a flow to its end in this thread and return its value; its events (warnings)
-    are logged, since no one is reading them off the background thread."""
-    value: Any = None
-    error: BaseException | None = None
-    while True:
-        try:
-            step = flow.throw(error) if error is not None else flow.send(value)
-        except StopIteration as stop:
-            return stop.value
-        value, error = None, None
-        if isinstance(step, Offload):
-            try:
-                value = step.function()
-            except Exception as exc:
-                error = exc
-        elif isinstance(step, ModelCall):
-            try:
-                value = agent.model.complete(
-                    step.messages, step.tools, step.max_tokens, **step.options
-                )
-            except Exception as exc:
-                error = exc
-        else:
-            log.info("speculative preparation: %s", getattr(step, "message", step))
+    return agent.compaction_context(messages)
 
 
 def observe(agent: Agent, tokens: int) -> None:

@@ -13,15 +13,15 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from ..compaction.feedback import summarize_manual_compression
 from ..pricing import format_cost
 from ..tokens import estimate_messages_tokens_rough
 from .compaction_step import CompactionOutcome
-from .driver import Flow, drive_sync
+from .driver import drain
 from .events import AgentEvent
-from .flush import FlushResult, flush_memories
+from .flush import FlushResult
 from .status import render_status
 from .undo import undo_last_compaction
 
@@ -53,17 +53,6 @@ def parse_command(line: str) -> tuple[str, str] | None:
     return name.lower(), rest.strip()
 
 
-def _drain(agent: Agent, flow: Flow) -> tuple[list[AgentEvent], Any]:
-    """Run a flow to its end synchronously; its events and its return value."""
-    box: dict[str, Any] = {}
-
-    def wrapper() -> Flow:
-        box["value"] = yield from flow
-
-    events = list(drive_sync(agent.model, wrapper()))
-    return events, box.get("value")
-
-
 def _compress(agent: Agent, focus: str) -> CommandResult:
     engine = agent.compressor
     try:
@@ -74,7 +63,7 @@ def _compress(agent: Agent, focus: str) -> CommandResult:
         return CommandResult("/compress", NOTHING_TO_COMPRESS)
     before = list(agent.messages)
     before_tokens = estimate_messages_tokens_rough(before)
-    events, outcome = _drain(agent, agent.compress_flow(focus or None))
+    events, outcome = drain(agent.model, agent.compress_flow(focus or None))
     assert isinstance(outcome, CompactionOutcome)
     if outcome.locked:
         return CommandResult("/compress", outcome.event.reason or "", events)
@@ -106,16 +95,8 @@ def _new(agent: Agent, _: str) -> CommandResult:
     events: list[AgentEvent] = []
     flushed: FlushResult | None = None
     if agent.flush_enabled:
-        flow = flush_memories(
-            agent.memory,
-            agent.system_prompt,
-            agent.messages,
-            min_turns=max(1, min_turns),
-            max_tokens=agent.max_tokens,
-            window=agent.context_length,
-            measure=agent.calibrated,
-        )
-        events, flushed = _drain(agent, flow)
+        flow = agent.flush_flow(agent.messages, min_turns=max(1, min_turns))
+        events, flushed = drain(agent.model, flow)
     old = agent.session_id
     agent.start_new_session()
     text = f"Started a new session {agent.session_id} (the previous one, {old}, is kept)."

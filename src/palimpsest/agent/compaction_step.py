@@ -42,7 +42,7 @@ from .ahead import take
 from .binding import switch_session
 from .driver import Flow, Offload
 from .events import CompactionEvent, CompactionPath, WarningEvent
-from .flush import FlushResult, flush_memories
+from .flush import FlushResult
 from .ledger import LEDGER_HEADER
 from .lock import busy_message, holder_id, release_compression_lock, take_compression_lock
 from .persistence import save_guards
@@ -265,21 +265,10 @@ def _compress_locked(
     # 1. Flush, then the providers' checkpoint; the ledger's note rides along.
     flush = FlushResult(skipped="memory.flush_before_compression is off")
     if agent.flush_enabled:
-        flush = yield from flush_memories(
-            agent.memory,
-            agent.system_prompt,
-            before,
-            max_tokens=agent.max_tokens,
-            window=agent.context_length,
-            measure=agent.calibrated,
-        )
+        flush = yield from agent.flush_flow(before)
     if flush.error:
         yield WarningEvent("memory_flush_failed", f"Memory flush failed: {flush.error}")
-    memory_context = ""
-    if agent.memory is not None:
-        memory_context = agent.memory.on_pre_compress(before)
-    note = agent.ledger.summarizer_note()
-    memory_context = "\n\n".join(t for t in (memory_context, note) if t and t.strip())
+    memory_context = agent.compaction_context(before)
 
     # 2. Compress (blocking work: offloaded so an async host keeps its event loop).
     kwargs = _accepted_kwargs(engine, {"force": force, "memory_context": memory_context})

@@ -29,7 +29,7 @@ from typing import Any, Literal
 from ..providers.base import ChatModel, Completion
 from .events import AgentEvent, TextDelta
 
-__all__ = ["Flow", "ModelCall", "Offload", "Step", "drive_async", "drive_sync"]
+__all__ = ["Flow", "ModelCall", "Offload", "Step", "drain", "drive_async", "drive_sync"]
 
 
 @dataclass
@@ -139,6 +139,18 @@ def drive_sync(model: ChatModel, flow: Flow) -> Iterator[AgentEvent]:
                 yield step
     finally:
         flow.close()  # a caller that stops early still gets the flow's cleanup, now
+
+
+def drain(model: ChatModel, flow: Flow) -> tuple[list[AgentEvent], Any]:
+    """Run ``flow`` to its end in this thread: its events and its return value (for a
+    command or a background job that has no caller reading events one by one)."""
+    box: dict[str, Any] = {}
+
+    def keep() -> Flow:
+        box["value"] = yield from flow
+
+    events = list(drive_sync(model, keep()))
+    return events, box.get("value")
 
 
 async def drive_async(model: ChatModel, flow: Flow) -> AsyncIterator[AgentEvent]:

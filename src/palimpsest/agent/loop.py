@@ -39,6 +39,7 @@ from .commands import CommandResult, run_command
 from .compaction_step import UndoRecord, compress_context
 from .driver import Flow, drive_async, drive_sync
 from .events import AgentEvent, CompactionEvent, TurnEnd, UsageEvent, WarningEvent
+from .flush import flush_memories
 from .history import attach_fence, cancelled_results
 from .ledger import StateLedger
 from .persistence import GuardState, SessionWriter, load_guards, load_state, save_guards, save_state
@@ -268,6 +269,25 @@ class Agent:
         if callable(measure):
             return int(measure(self.messages, self.system_prompt, schemas))
         return estimate_request_tokens_rough(self.messages, self.system_prompt, schemas)
+
+    def flush_flow(self, messages: list[dict[str, Any]], *, min_turns: int = 0) -> Flow:
+        """The memory flush of ``messages`` with this agent's prompt, caps and window."""
+        return flush_memories(
+            self.memory,
+            self.system_prompt,
+            messages,
+            min_turns=min_turns,
+            max_tokens=self.max_tokens,
+            window=self.context_length,
+            measure=self.calibrated,
+        )
+
+    def compaction_context(self, messages: list[dict[str, Any]]) -> str:
+        """What the summarizer gets beside the turns: the memory providers' checkpoint
+        (MEM-62) and the note on what the ledger carries."""
+        context = self.memory.on_pre_compress(messages) if self.memory is not None else ""
+        note = self.ledger.summarizer_note()
+        return "\n\n".join(t for t in (context, note) if t and t.strip())
 
     def aim_compaction(self) -> None:
         """Tell the engine how much room the messages have after a compaction: a share of

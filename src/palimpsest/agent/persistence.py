@@ -31,7 +31,7 @@ import apsw
 
 from ..compaction.engine import ContextEngine
 from ..errors import PalimpsestError
-from ..storage.schema import set_meta
+from ..storage.schema import get_meta, set_meta
 from ..storage.sessions import SessionStore
 
 __all__ = [
@@ -236,9 +236,8 @@ def load_state(store: SessionStore | None, session_id: str | None) -> dict[str, 
     if store is None or session_id is None:
         return None
     try:
-        raw = store.database.scalar(
-            "SELECT value FROM state_meta WHERE key = ?", (_state_key(session_id),)
-        )
+        with store.database.reader() as con:
+            raw = get_meta(con, _state_key(session_id))
         data = json.loads(raw) if isinstance(raw, str) else None
     except (PalimpsestError, apsw.Error, ValueError) as exc:
         log.warning("could not read the agent state of %s: %s", session_id, exc)
