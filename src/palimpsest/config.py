@@ -24,7 +24,9 @@ __all__ = [
     "ContextSettings",
     "MemorySettings",
     "ModelSettings",
+    "OutputsSettings",
     "Settings",
+    "ToolBudgetSettings",
     "config_path",
     "home_dir",
     "load_settings",
@@ -95,6 +97,17 @@ class CompressionSettings(_Section):
     """``palimpsest compress`` refuses input files larger than this many MiB."""
     summary_model: str | None = None
     """Legacy spelling of ``auxiliary.compression.model``."""
+    hygiene_threshold: float = 0.85
+    """Gateway hygiene compacts a stored session at this fraction of the window (AL-32);
+    a value outside (0, 1] falls back to 0.85 (AL-35)."""
+    hygiene_hard_message_limit: int = Field(default=5_000, ge=1)
+    """Gateway hygiene compacts a session with this many messages whatever its tokens."""
+
+    @field_validator("hygiene_threshold")
+    @classmethod
+    def _hygiene_fallback(cls, value: float) -> float:
+        # AL-35: out of range falls back to the seed value instead of failing the gateway.
+        return value if 0.0 < value <= 1.0 else 0.85
 
     @field_validator("target_ratio")
     @classmethod
@@ -180,6 +193,45 @@ class PricingSettings(_Section):
     models: dict[str, ModelPriceSettings] = Field(default_factory=dict)
 
 
+class ToolBudgetSettings(_Section):
+    """``tool_budget``: how large tool results are kept out of the context (tool-results.md)."""
+
+    default_result_size_chars: int = Field(default=100_000, gt=0)
+    """A result longer than this is saved to a file and a preview enters the context."""
+    turn_budget_chars: int = Field(default=200_000, gt=0)
+    """All results of one assistant turn together; the largest are spilled until they fit."""
+    preview_size_chars: int = Field(default=1_500, gt=0)
+    """Characters of a spilled result shown in the context."""
+    mcp_result_size_chars: int = Field(default=50_000, gt=0)
+    """Threshold of tools named ``mcp_*``."""
+    tool_overrides: dict[str, int] = Field(default_factory=dict)
+    """Per-tool thresholds in characters (0 spills every non-empty result)."""
+    preview_mode: Literal["head", "head_tail"] = "head_tail"
+    """``head_tail``: the start and the end of the output (where test summaries and errors
+    are); ``head``: the start only, as in the seed design."""
+    scale_to_context: bool = True
+    """Scale the result size and the turn budget to the model's window (TR-19)."""
+
+    @field_validator("tool_overrides")
+    @classmethod
+    def _non_negative(cls, value: dict[str, int]) -> dict[str, int]:
+        for name, limit in value.items():
+            if limit < 0:
+                raise ValueError(f"tool_overrides[{name!r}] must be 0 or more")
+        return value
+
+
+class OutputsSettings(_Section):
+    """``outputs``: where spilled tool outputs are kept and for how long (docs/tool-output.md)."""
+
+    path: str | None = None
+    """Directory of saved outputs; default ``$PALIMPSEST_HOME/outputs``."""
+    max_total_mb: float = Field(default=2_048.0, gt=0)
+    """``outputs gc`` removes the least recently used outputs past this total size."""
+    max_age_days: float = Field(default=30.0, gt=0)
+    """``outputs gc`` removes outputs not used for this many days."""
+
+
 class StoreSettings(_Section):
     """``store``: the session database (spec sessions-search.md; docs/sessions.md)."""
 
@@ -200,6 +252,8 @@ class Settings(_Section):
     pricing: PricingSettings = Field(default_factory=PricingSettings)
     memory: MemorySettings = Field(default_factory=MemorySettings)
     store: StoreSettings = Field(default_factory=StoreSettings)
+    tool_budget: ToolBudgetSettings = Field(default_factory=ToolBudgetSettings)
+    outputs: OutputsSettings = Field(default_factory=OutputsSettings)
 
 
 def _error_key(err: dict[str, Any]) -> str:
