@@ -13,6 +13,7 @@ from .chat import chat_command
 from .compress import compress_command
 from .eval import eval_app
 from .memory import memory_app
+from .outputs import outputs_app
 from .replay import replay_command
 from .sessions import sessions_app
 
@@ -30,6 +31,7 @@ app.command("replay")(replay_command)
 app.add_typer(sessions_app, name="sessions")
 app.add_typer(memory_app, name="memory")
 app.add_typer(eval_app, name="eval")
+app.add_typer(outputs_app, name="outputs")
 
 
 def main() -> None:
