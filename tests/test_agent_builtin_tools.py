@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import math
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -20,6 +21,7 @@ from palimpsest.agent.tools import ToolContext, ToolOutcome
 from palimpsest.memory.manager import MemoryManager
 from palimpsest.memory.store import MemoryStore
 from palimpsest.memory.tool import MEMORY_TOOL_SCHEMA
+from palimpsest.outputs.store import OutputStore
 from palimpsest.storage.search import SessionSearch
 from palimpsest.storage.sessions import SessionStore
 
@@ -115,48 +117,69 @@ class TestSessionSearchTool:
 
 class TestReadOutputTool:
     @pytest.fixture
-    def outputs(self, tmp_path: Path) -> Path:
-        directory = tmp_path / "outputs"
-        directory.mkdir()
-        (directory / "call_1.txt").write_text("0123456789" * 5)
-        return directory
+    def outputs(self, tmp_path: Path) -> OutputStore:
+        return OutputStore(tmp_path / "outputs")
 
-    def test_windows_by_characters(self, outputs: Path) -> None:
+    def test_windows_by_bytes(self, outputs: OutputStore) -> None:
+        saved = outputs.put_text("0123456789" * 5, tool_name="run_shell")
         registry = ToolRegistry([read_output_tool(outputs)])
-        first = registry.call("read_output", {"name": "call_1.txt", "offset": 0, "limit": 12})
-        assert (
-            first.content
-            == "[call_1.txt: chars 0-12 of 50]\n012345678901\n[read on with offset=12]"
+        short = saved.digest[:12]
+        first = registry.call("read_output", {"name": str(saved.path), "offset": 0, "limit": 12})
+        assert first.content == (
+            f"[output {short}: bytes 0-12 of 50]\n012345678901\n[read on with offset=12]"
         )
-        last = registry.call("read_output", {"name": "call_1.txt", "offset": 45})
-        assert last.content == "[call_1.txt: chars 45-50 of 50]\n56789"
+        last = registry.call("read_output", {"name": saved.digest[:10], "offset": 45})
+        assert last.content == f"[output {short}: bytes 45-50 of 50]\n56789"
 
-    def test_missing_file_lists_what_exists(self, outputs: Path) -> None:
-        outcome = ToolRegistry([read_output_tool(outputs)]).call("read_output", {"name": "x.txt"})
+    def test_pattern_lists_matching_lines_with_offsets(self, outputs: OutputStore) -> None:
+        saved = outputs.put_text("ok 1\nFAILED test_a\nok 2\nFAILED test_b\n")
+        registry = ToolRegistry([read_output_tool(outputs)])
+        found = registry.call("read_output", {"name": saved.digest, "pattern": "FAILED"})
+        assert found.content.splitlines() == [
+            f"[output {saved.digest[:12]}: 2 lines contain 'FAILED']",
+            "line 2 (offset 5): FAILED test_a",
+            "line 4 (offset 24): FAILED test_b",
+        ]
+
+    def test_binary_output_is_described_not_shown(self, outputs: OutputStore) -> None:
+        saved = outputs.put_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)))
+        text = (
+            ToolRegistry([read_output_tool(outputs)])
+            .call("read_output", {"name": saved.digest})
+            .content
+        )
+        assert "PNG image" in text and "not shown as text" in text
+
+    def test_missing_output_lists_what_exists(self, outputs: OutputStore) -> None:
+        registry = ToolRegistry([read_output_tool(outputs)])
+        none = registry.call("read_output", {"name": "0123456789abcdef"})
+        assert none.is_error and "No outputs are saved." in none.content
+        saved = outputs.put_text("x" * 10)
+        outcome = registry.call("read_output", {"name": "0123456789abcdef"})
         assert outcome.is_error
-        assert "no saved output named 'x.txt'" in outcome.content
-        assert "call_1.txt" in outcome.content
+        assert "no saved output named '0123456789abcdef'" in outcome.content
+        assert saved.digest[:12] in outcome.content
 
     @pytest.mark.parametrize("name", ["../secret.txt", "/etc/passwd"])
-    def test_escapes_are_refused(self, outputs: Path, tmp_path: Path, name: str) -> None:
+    def test_escapes_are_refused(self, outputs: OutputStore, tmp_path: Path, name: str) -> None:
         (tmp_path / "secret.txt").write_text("no")
         outcome = ToolRegistry([read_output_tool(outputs)]).call("read_output", {"name": name})
         assert outcome.is_error and outcome.content.startswith("PermissionError:")
+        assert "outside the output store" in outcome.content
 
-    def test_bad_window_and_missing_directory(self, outputs: Path, tmp_path: Path) -> None:
+    def test_bad_window(self, outputs: OutputStore) -> None:
+        saved = outputs.put_text("0123456789" * 5)
         registry = ToolRegistry([read_output_tool(outputs)])
         assert (
-            "past the end"
-            in registry.call("read_output", {"name": "call_1.txt", "offset": 50}).content
-        )
-        assert (
             "limit must be"
-            in registry.call("read_output", {"name": "call_1.txt", "limit": 0}).content
+            in registry.call("read_output", {"name": saved.digest, "limit": 0}).content
         )
-        none = ToolRegistry([read_output_tool(tmp_path / "absent")]).call(
-            "read_output", {"name": "a"}
-        )
-        assert none.is_error and "no saved outputs yet" in none.content
+        past = registry.call("read_output", {"name": saved.digest, "offset": 50})
+        assert past.content == f"[output {saved.digest[:12]}: bytes 50-50 of 50]\n"
+
+    def test_the_tool_is_pinned(self, outputs: OutputStore) -> None:
+        item = read_output_tool(outputs)
+        assert item.max_result_chars == math.inf
 
 
 class TestContextStatusTool:

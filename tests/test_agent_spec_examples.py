@@ -1,6 +1,6 @@
 """The acceptance examples of agent-loop.md (1-12, 15) and memory.md (15), one test each.
 
-Examples 13 and 14 (gateway hygiene) belong to another issue and are skipped here. The
+Examples 13 and 14 (gateway hygiene) are in tests/test_agent_hygiene.py. The
 model is scripted; stores, memory files and the built-in compressor are real. Where an
 example fixes the engine's numbers exactly (2), a small context engine written against
 the public plugin contract (``ContextEngine``) plays the compressor.
@@ -380,14 +380,6 @@ class TestManual:
         assert result is not None and "nothing to compress yet" in result.text.lower()
         assert summarizer_model.calls == [] and agent.model.calls == []  # type: ignore[attr-defined]
         assert len(agent.messages) == 5
-
-
-@pytest.mark.skip(reason="gateway hygiene (AL-31..38) is another issue")
-def test_13_hygiene_thresholds() -> None: ...
-
-
-@pytest.mark.skip(reason="gateway hygiene (AL-31..38) is another issue")
-def test_14_hygiene_without_rotation() -> None: ...
 
 
 def test_15_count_warning_goes_to_the_host_only(tmp_path: Path):

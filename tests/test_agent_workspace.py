@@ -193,11 +193,19 @@ class TestRunShell:
         assert ok(tools.call("run_shell", {"command": "true"})) == "(no output)\nexit code: 0"
 
     def test_large_output_keeps_head_and_tail(self, tools: ToolRegistry) -> None:
-        text = ok(tools.call("run_shell", {"command": "echo START; seq 1 2000; echo END"}))
+        outcome = tools.call("run_shell", {"command": "echo START; seq 1 2000; echo END"})
+        text = ok(outcome)
         assert text.startswith("START\n")
         assert text.endswith("END\nexit code: 0")
-        assert "chars omitted ...]" in text
+        assert "bytes omitted ...]" in text
         assert len(text) < 500
+        # the whole output travels on in a file, for the output guard to save
+        assert outcome.body is not None and outcome.body.path is not None
+        whole = outcome.body.path.read_text()
+        assert whole.splitlines()[1:2001] == [str(n) for n in range(1, 2001)]
+        assert whole.endswith("END\nexit code: 0\n")
+        outcome.body.discard()
+        assert not outcome.body.path.exists()
 
     def test_secrets_in_output_are_redacted(self, tools: ToolRegistry) -> None:
         text = ok(

@@ -29,6 +29,7 @@ from palimpsest.outputs.sandbox import (
     results_dir,
     write_through_stdin,
 )
+from readonly import read_only
 
 
 class TempDirOnly:
@@ -223,15 +224,11 @@ class TestMaybePersist:
     def test_read_only_temp_dir_falls_back(self, tmp_path: Path) -> None:
         locked = tmp_path / "locked"
         locked.mkdir()
-        locked.chmod(0o500)
-        try:
-            if os.access(locked, os.W_OK):
-                pytest.skip("running as a user (root) who can write to a 0500 directory")
+        with read_only(locked):
             result = maybe_persist_tool_result("w" * 150_000, "terminal", "t", LocalSandbox(locked))
-            assert "[Truncated: tool response was 150,000 chars." in result
-            assert PERSISTED_OPEN not in result
-        finally:
-            locked.chmod(0o700)
+        assert "[Truncated: tool response was 150,000 chars." in result
+        assert PERSISTED_OPEN not in result
+        assert not (locked / "tool-results").exists()
 
     def test_temp_dir_under_a_file_falls_back(self, tmp_path: Path) -> None:
         # Fails for every user, root included: mkdir -p cannot pass through a regular file.

@@ -17,6 +17,7 @@ import pytest
 from palimpsest.config import OutputsSettings, Settings
 from palimpsest.errors import DatabaseCorruptError, StorageError, UserError
 from palimpsest.outputs.store import OutputStore, default_root
+from readonly import read_only
 
 SRC = Path(__file__).resolve().parents[1] / "src"
 SECRET = "ghp_abcdefghijklmnopqrstuvwxyz0123456789"
@@ -246,18 +247,11 @@ def test_references(store: OutputStore) -> None:
 def test_a_read_only_store_raises_storage_error_and_loses_nothing(tmp_path: Path) -> None:
     store = OutputStore(tmp_path / "outputs")
     kept = store.put_text("first\n")
-    for directory in (store.root, store.root / "tmp", store.root / "objects"):
-        directory.chmod(0o500)
-    try:
-        if os.access(store.root / "tmp", os.W_OK):
-            pytest.skip("this user can write to read-only directories (root)")
+    with read_only(store.root, store.root / "tmp", store.root / "objects"):
         with pytest.raises(StorageError) as caught:
             store.put_text("second\n")
         assert "cannot save the tool output" in str(caught.value) and caught.value.path
         assert store.read_window(kept.digest).text == "first\n"  # reads still work
-    finally:
-        for directory in (store.root, store.root / "tmp", store.root / "objects"):
-            directory.chmod(0o700)
     assert list((store.root / "tmp").iterdir()) == []
 
 

@@ -13,6 +13,7 @@ from .events import (
     UsageEvent,
     WarningEvent,
 )
+from .hygiene import GatewayHygiene, HygieneResult
 from .ledger import StateLedger
 from .loop import Agent
 from .registry import ToolRegistry, tool
@@ -28,6 +29,8 @@ __all__ = [
     "CommandResult",
     "CompactionEvent",
     "CompactionPath",
+    "GatewayHygiene",
+    "HygieneResult",
     "ReplayChatModel",
     "SpeculativeCompactor",
     "StateLedger",

@@ -8,8 +8,9 @@ registers them like user tools (same dispatch, same validation, same error repor
   or straight on a :class:`~palimpsest.memory.MemoryStore`;
 * ``session_search``: :class:`~palimpsest.storage.SessionSearch` over past sessions, with
   the current session's lineage excluded;
-* ``read_output``: a window of a tool output that was too large for the history and was
-  persisted to a file instead;
+* ``read_output``: a window of, or a search in, a tool output that was too large for the
+  history and was saved in the :class:`~palimpsest.outputs.store.OutputStore` instead
+  (pinned: its own results are never spilled again, spec TR-02);
 * ``context_status``: context pressure, pulled by the model when it wants it. Nothing about
   pressure is pushed into the prompt (spec agent-loop.md AL-24, compaction.md CC-119).
 """
@@ -18,17 +19,17 @@ from __future__ import annotations
 
 import copy
 import json
+import math
 from collections.abc import Callable, Mapping
-from pathlib import Path
 from typing import Any
 
 from ..memory.manager import MemoryManager
 from ..memory.store import MemoryStore
 from ..memory.tool import MEMORY_TOOL_NAME, MEMORY_TOOL_SCHEMA, MemoryTool
+from ..outputs.store import OutputStore
 from ..storage.search import SESSION_SEARCH_SCHEMA, SessionSearch
 from .registry import tool
 from .tools import Tool, ToolContext
-from .workspace import confine
 
 __all__ = [
     "DEFAULT_READ_LIMIT",
@@ -39,9 +40,10 @@ __all__ = [
 ]
 
 DEFAULT_READ_LIMIT = 20_000
-"""Characters ``read_output`` returns when no ``limit`` is given."""
+"""Bytes ``read_output`` returns when no ``limit`` is given."""
 MAX_READ_LIMIT = 100_000
 _LISTED_OUTPUTS = 20
+_MAX_MATCHES = 50
 
 
 def memory_tool(memory: MemoryManager | MemoryStore) -> Tool:
@@ -106,46 +108,54 @@ def session_search_tool(search: SessionSearch, current_session: Callable[[], str
     )(session_search)
 
 
-def read_output_tool(directory: Path) -> Tool:
-    """``read_output``: a character window of a persisted tool output in ``directory``."""
+def read_output_tool(outputs: OutputStore) -> Tool:
+    """``read_output``: a window of, or a search in, a tool output saved to ``outputs``."""
 
-    def read_output(name: str, offset: int = 0, limit: int = DEFAULT_READ_LIMIT) -> str:
-        """Read part of a large tool output that was saved to a file instead of shown.
+    def read_output(
+        name: str, offset: int = 0, limit: int = DEFAULT_READ_LIMIT, pattern: str = ""
+    ) -> str:
+        """Read or search a tool output that was too large for the context and was saved.
 
-        name: the file name given where the output was cut
-        offset: first character to return (0-based)
-        limit: how many characters to return
+        name: the saved output's path or name, as given in its <persisted-output> block
+        offset: byte position to start reading at (0 is the start)
+        limit: how many bytes to return
+        pattern: when given, list the lines that contain this text (with their offsets) instead
         """
-        if offset < 0:
-            raise ValueError("offset must be 0 or more")
         if not 1 <= limit <= MAX_READ_LIMIT:
             raise ValueError(f"limit must be between 1 and {MAX_READ_LIMIT:,}")
-        if not directory.is_dir():
-            raise FileNotFoundError(f"no saved outputs yet (no directory {directory})")
-        base = directory.resolve()
-        target = confine(base, name)
-        if not target.is_file():
-            raise FileNotFoundError(f"no saved output named {name!r}. {_listing(base)}")
-        text = target.read_text(encoding="utf-8", errors="replace")
-        total = len(text)
-        if offset >= total and total:
-            raise ValueError(f"offset {offset:,} is past the end of {name} ({total:,} chars)")
-        end = min(offset + limit, total)
-        header = f"[{name}: chars {offset:,}-{end:,} of {total:,}]"
-        footer = f"\n[read on with offset={end}]" if end < total else ""
-        return f"{header}\n{text[offset:end]}{footer}"
+        found = outputs.resolve(name)
+        if found is None:
+            raise FileNotFoundError(f"no saved output named {name!r}. {_listing(outputs)}")
+        if found.kind not in ("text", "text (not valid UTF-8)"):
+            return (
+                f"[output {found.digest[:12]}: {found.kind}, {found.size_bytes:,} bytes; "
+                "binary data is not shown as text]"
+            )
+        label = f"output {found.digest[:12]}"
+        if pattern:
+            matches = outputs.grep(found.digest, pattern, max_matches=_MAX_MATCHES)
+            more = (
+                " (the first ones; narrow the pattern for others)"
+                if len(matches) == _MAX_MATCHES
+                else ""
+            )
+            lines = [f"[{label}: {len(matches)} lines contain {pattern!r}{more}]"]
+            lines += [f"line {m.line_number} (offset {m.byte_offset}): {m.line}" for m in matches]
+            return "\n".join(lines)
+        window = outputs.read_window(found.digest, offset, limit)
+        header = f"[{label}: bytes {window.start:,}-{window.end:,} of {window.total_bytes:,}]"
+        footer = f"\n[read on with offset={window.end}]" if window.has_more else ""
+        return f"{header}\n{window.text}{footer}"
 
-    return tool(read_output)
+    return tool(max_result_chars=math.inf)(read_output)
 
 
-def _listing(base: Path) -> str:
-    names = sorted(
-        (p for p in base.iterdir() if p.is_file()), key=lambda p: p.stat().st_mtime, reverse=True
-    )
-    if not names:
+def _listing(outputs: OutputStore) -> str:
+    saved = outputs.list()
+    if not saved:
         return "No outputs are saved."
-    shown = ", ".join(p.name for p in names[:_LISTED_OUTPUTS])
-    more = f" (+{len(names) - _LISTED_OUTPUTS} more)" if len(names) > _LISTED_OUTPUTS else ""
+    shown = ", ".join(item.digest[:12] for item in saved[:_LISTED_OUTPUTS])
+    more = f" (+{len(saved) - _LISTED_OUTPUTS} more)" if len(saved) > _LISTED_OUTPUTS else ""
     return f"Saved outputs, newest first: {shown}{more}."
 
 

@@ -24,6 +24,9 @@ from ..config import Settings, load_settings
 from ..errors import ConfigError, PalimpsestError
 from ..memory.manager import MemoryManager
 from ..messages import for_provider
+from ..outputs.budget import BudgetConfig
+from ..outputs.guard import OutputGuard
+from ..outputs.store import OutputStore
 from ..pricing import prices_from_settings
 from ..providers.base import ChatModel, Completion
 from ..storage.search import SessionSearch
@@ -77,6 +80,8 @@ class Agent:
     ``model.context_length`` in the settings or the model object). ``session_id`` resumes
     the tip of that session's compression lineage (or creates a session with that id).
     ``workdir`` adds the workspace tools (read, write, edit, shell) confined to it.
+    ``outputs`` is where tool outputs too large for the context are saved (default: the
+    store of ``outputs.path``, ``$PALIMPSEST_HOME/outputs``; docs/tool-output.md).
     """
 
     recovery_delay: float = 0.0
@@ -102,6 +107,7 @@ class Agent:
         max_iterations: int = 50,
         settings: Settings | None = None,
         stream: bool = False,
+        outputs: OutputStore | None = None,
     ) -> None:
         if max_iterations < 1:
             raise ValueError("max_iterations must be at least 1")
@@ -133,6 +139,11 @@ class Agent:
             prices=prices_from_settings(self.settings),
         )
 
+        self.outputs = outputs if outputs is not None else OutputStore.from_settings(self.settings)
+        """Where tool outputs too large for the context are saved (``read_output`` reads them)."""
+        self.output_guard = OutputGuard(
+            self.outputs, self.output_budget(), session_id=lambda: self.session_id
+        )
         self.todos = TodoStore()
         self.ledger = StateLedger(self.workdir)
         self.tools = ToolRegistry()
@@ -204,13 +215,13 @@ class Agent:
         if self.store is not None:
             # Raw previews (no summarizing model): recall never spends the main model's turns.
             items.append(session_search_tool(SessionSearch(self.store), lambda: self.session_id))
-        items.append(read_output_tool(self._outputs_dir()))
+        items.append(read_output_tool(self.outputs))
         items.append(context_status_tool(self.context_status))
         return items
 
-    def _outputs_dir(self) -> Path:
-        base = self.store.path.parent if self.store is not None else Path.home() / ".palimpsest"
-        return base / "tool_outputs"
+    def output_budget(self) -> BudgetConfig:
+        """The tool-output budgets for the model's current window (``tool_budget.*``)."""
+        return BudgetConfig.from_settings(self.settings.tool_budget, self.context_length)
 
     # -- state the flows share -----------------------------------------------------------
 

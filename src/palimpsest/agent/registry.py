@@ -27,8 +27,10 @@ from typing import Any, overload
 import jsonschema
 
 from ..compaction.redact import redact
+from ..outputs.body import LargeOutput
+from ..outputs.rerun import NOT_REPEATABLE, Rerun, repeatable_call
 from .schema import accepts_context, schema_from_function, split_docstring
-from .tools import DEFAULT_TOOL_TIMEOUT, Tool, ToolContext, ToolOutcome
+from .tools import DEFAULT_TOOL_TIMEOUT, RerunPolicy, Tool, ToolContext, ToolOutcome
 
 __all__ = ["ToolRegistry", "render_result", "tool"]
 
@@ -53,6 +55,8 @@ def tool(
     description: str | None = None,
     parameters: dict[str, Any] | None = None,
     timeout: float | None = None,
+    max_result_chars: float | None = None,
+    repeatable: bool | RerunPolicy = False,
 ) -> Tool: ...
 
 
@@ -64,6 +68,8 @@ def tool(
     description: str | None = None,
     parameters: dict[str, Any] | None = None,
     timeout: float | None = None,
+    max_result_chars: float | None = None,
+    repeatable: bool | RerunPolicy = False,
 ) -> Callable[[Callable[..., Any]], Tool]: ...
 
 
@@ -74,6 +80,8 @@ def tool(
     description: str | None = None,
     parameters: dict[str, Any] | None = None,
     timeout: float | None = None,
+    max_result_chars: float | None = None,
+    repeatable: bool | RerunPolicy = False,
 ) -> Tool | Callable[[Callable[..., Any]], Tool]:
     """Make a :class:`Tool` from a function; usable as ``@tool`` or ``@tool(name=...)``.
 
@@ -95,6 +103,8 @@ def tool(
             parameters=parameters if parameters is not None else schema_from_function(function),
             function=function,
             timeout=timeout,
+            max_result_chars=max_result_chars,
+            repeatable=repeatable,
         )
         _check_tool(made)
         return made
@@ -118,6 +128,8 @@ def _check_tool(item: Tool) -> None:
         raise ValueError(f"tool {item.name!r}: invalid parameters schema: {exc.message}") from exc
     if item.timeout is not None and not item.timeout > 0:
         raise ValueError(f"tool {item.name!r}: timeout must be a positive number of seconds")
+    if item.max_result_chars is not None and not item.max_result_chars > 0:
+        raise ValueError(f"tool {item.name!r}: max_result_chars must be positive (or math.inf)")
 
 
 # --- the registry ----------------------------------------------------------------------------
@@ -210,6 +222,22 @@ class ToolRegistry:
             # Each call returns within its own timeout, so waiting is bounded; on an
             # interrupt the calls not yet started are dropped.
             pool.shutdown(wait=True, cancel_futures=True)
+
+    def rerun(self, name: str, arguments: str | Mapping[str, Any] | None, content: str) -> Rerun:
+        """Whether the output ``content`` of this call can be had again by repeating it
+        (the tool's ``repeatable`` declaration); never raises."""
+        item = self._tools.get(name)
+        if item is None or item.repeatable is False:
+            return NOT_REPEATABLE
+        parsed = _parse_arguments(name, arguments)
+        if isinstance(parsed, str):
+            return NOT_REPEATABLE
+        if item.repeatable is True:
+            return repeatable_call(name, parsed, "declared repeatable by the tool")
+        try:
+            return item.repeatable(parsed, content)
+        except Exception as exc:  # a policy's bug keeps the output: the safe side
+            return Rerun(False, f"repeatability check failed: {_exception_text(exc)}")
 
     # --- helpers ---
 
@@ -326,13 +354,28 @@ def _run(item: Tool, kwargs: dict[str, Any], timeout: float, started: float) -> 
         if isinstance(exc, KeyboardInterrupt | SystemExit):
             raise exc
         return _error(_exception_text(exc), started)
+    result = box.get("result")
+    body = result if isinstance(result, LargeOutput) else _binary_body(result)
     try:
-        content = render_result(box.get("result"))
+        content = body.shown if body is not None else render_result(result)
     except Exception as exc:  # a result whose __str__ raises is the tool's bug, not ours
         return _error(
             f"Tool {item.name!r} returned an unprintable result: {_exception_text(exc)}", started
         )
-    return ToolOutcome(content=content, is_error=False, seconds=time.perf_counter() - started)
+    seconds = time.perf_counter() - started
+    return ToolOutcome(content=content, is_error=False, seconds=seconds, body=body)
+
+
+def _binary_body(result: object) -> LargeOutput | None:
+    """Bytes that are not UTF-8 text travel whole, for the guard to save as bytes."""
+    if not isinstance(result, bytes | bytearray | memoryview):
+        return None
+    data = bytes(result)
+    try:
+        data.decode("utf-8")
+    except UnicodeDecodeError:
+        return LargeOutput(shown=render_result(data), data=data)
+    return None
 
 
 async def _await(awaitable: Any) -> Any:
@@ -354,6 +397,8 @@ def render_result(result: object) -> str:
     """A tool's return value as history text (see the module docstring of :mod:`.tools`)."""
     if isinstance(result, str):
         return result
+    if isinstance(result, LargeOutput):
+        return result.shown
     if result is None:
         return "(no output)"
     if isinstance(result, bytes | bytearray | memoryview):

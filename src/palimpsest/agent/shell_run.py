@@ -2,9 +2,11 @@
 
 The command runs as ``bash -lc`` in its own process group, so a timeout kills it and
 everything it started (a test runner's workers, a forgotten server), not just the shell.
-stdout and stderr are merged in the order they were written. An output over the cap keeps
-its head and its tail (where the summary line of a build or a test run is) around a
-``[... N chars omitted ...]`` marker. The last line is always ``exit code: N``: a failing
+stdout and stderr are merged in the order they were written, into a spool file rather than
+memory, so a command that prints a gigabyte costs disk, not RAM. An output over the cap
+shows its head and its tail (where the summary line of a build or a test run is) around a
+``[... N chars omitted ...]`` marker, and the whole output travels on as a
+:class:`~palimpsest.outputs.body.LargeOutput` for the output guard to save. The last line is always ``exit code: N``: a failing
 command is ordinary content for the model, and the state ledger reads the code from there.
 """
 
@@ -12,58 +14,152 @@ from __future__ import annotations
 
 import contextlib
 import os
+import select
 import signal
 import subprocess
+import tempfile
+import threading
 from pathlib import Path
+from typing import IO
 
 from ..compaction.redact import redact
+from ..outputs.body import LargeOutput
 
 __all__ = ["cap_output", "run_command"]
 
 _DRAIN_SECONDS = 5.0
 """After a kill, how long to wait for the pipe to close (a process that left the group may
 still hold it)."""
+_POLL_SECONDS = 0.2
+_CHUNK_BYTES = 1 << 16
 
 
-def run_command(command: str, cwd: Path, *, timeout: float, output_cap: int) -> str:
-    """Run ``command``; the merged output (redacted, capped) followed by ``exit code: N``."""
+def run_command(
+    command: str,
+    cwd: Path,
+    *,
+    timeout: float,
+    output_cap: int,
+    spool_dir: Path | None = None,
+) -> str | LargeOutput:
+    """Run ``command``; the merged output (redacted, capped) followed by ``exit code: N``.
+
+    The output is written to a spool file as it arrives, never gathered in memory. When it
+    fits in ``output_cap`` characters the result is a string; otherwise a
+    :class:`~palimpsest.outputs.body.LargeOutput` whose ``shown`` text is the capped head
+    and tail and whose file (in ``spool_dir``, default the system temp directory) holds all
+    of it, for the output guard to save.
+    """
     env = {**os.environ, "PAGER": "cat", "GIT_PAGER": "cat"}  # never wait on a pager
-    process = subprocess.Popen(
-        ["bash", "-lc", command],
-        cwd=cwd,
-        stdin=subprocess.DEVNULL,
-        stdout=subprocess.PIPE,
-        stderr=subprocess.STDOUT,
-        start_new_session=True,
-        env=env,
+    spool = tempfile.NamedTemporaryFile(  # noqa: SIM115 - handed on to the caller or removed
+        mode="w+b", dir=spool_dir, prefix="palimpsest-shell-", suffix=".out", delete=False
     )
-    note = None
     try:
-        output, _ = process.communicate(timeout=timeout)
-    except subprocess.TimeoutExpired:
-        exited = process.poll() is not None
-        _kill_group(process.pid)
-        note = (
-            f"[the command finished, but processes it started kept running past {timeout:g} s; "
-            "they were killed]"
-            if exited
-            else f"[command timed out after {timeout:g} s; it and its child processes were killed]"
+        process = subprocess.Popen(
+            ["bash", "-lc", command],
+            cwd=cwd,
+            stdin=subprocess.DEVNULL,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.STDOUT,
+            start_new_session=True,
+            env=env,
         )
-        try:
-            output, _ = process.communicate(timeout=_DRAIN_SECONDS)
-        except subprocess.TimeoutExpired:
-            process.kill()
-            output, _ = process.communicate()
+        note = _copy_until_done(process, spool, timeout)
+        trailer = ([note] if note else []) + [f"exit code: {process.returncode}"]
+        return _result(spool, trailer, output_cap)
+    except BaseException:
+        spool.close()
+        Path(spool.name).unlink(missing_ok=True)
+        raise
+
+
+def _copy_until_done(process: subprocess.Popen[bytes], spool: IO[bytes], timeout: float) -> str:
+    """Copy the output to ``spool`` until the pipe closes; kill the group past ``timeout``.
+
+    Returns the note to add when something had to be killed (``""`` otherwise).
+    """
+    assert process.stdout is not None
+    stop = threading.Event()
+    copier = threading.Thread(
+        target=_copy, args=(process.stdout, spool, stop), name="palimpsest-shell-copy", daemon=True
+    )
+    copier.start()
+    note = ""
+    try:
+        copier.join(timeout)
+        if copier.is_alive():
+            exited = process.poll() is not None
+            _kill_group(process.pid)
+            note = (
+                f"[the command finished, but processes it started kept running past {timeout:g} "
+                "s; they were killed]"
+                if exited
+                else f"[command timed out after {timeout:g} s; it and its child processes were "
+                "killed]"
+            )
+            copier.join(_DRAIN_SECONDS)
+            if copier.is_alive():  # something outside the group still holds the pipe
+                process.kill()
+                stop.set()
+                copier.join()
+        process.wait()
     except BaseException:
         _kill_group(process.pid)
+        stop.set()
         process.wait()
         raise
-    text = redact(output.decode("utf-8", errors="replace")).rstrip("\n")
-    parts = [cap_output(text, output_cap) if text else "(no output)"]
-    if note:
-        parts.append(note)
-    parts.append(f"exit code: {process.returncode}")
-    return "\n".join(parts)
+    finally:
+        stop.set()
+        copier.join()
+        process.stdout.close()
+    return note
+
+
+def _copy(pipe: IO[bytes], spool: IO[bytes], stop: threading.Event) -> None:
+    """Pipe to file in chunks; polls so that ``stop`` ends it even if the pipe stays open."""
+    fd = pipe.fileno()
+    while not stop.is_set():
+        ready, _, _ = select.select([fd], [], [], _POLL_SECONDS)
+        if not ready:
+            continue
+        chunk = os.read(fd, _CHUNK_BYTES)
+        if not chunk:
+            return
+        spool.write(chunk)
+
+
+def _result(spool: IO[bytes], trailer: list[str], output_cap: int) -> str | LargeOutput:
+    """The string when it fits, else the cut text with the spool file holding everything."""
+    size = spool.tell()
+    path = Path(spool.name)
+    if size <= output_cap * 4:  # no more characters than the cap allows: read it whole
+        spool.seek(0)
+        text = redact(spool.read().decode("utf-8", errors="replace")).rstrip("\n")
+        if len(text) <= output_cap:
+            spool.close()
+            path.unlink(missing_ok=True)
+            return "\n".join([text or "(no output)", *trailer])
+        shown = cap_output(text, output_cap)
+    else:
+        shown = _cut_from_file(spool, size, output_cap)
+    spool.seek(size - 1)
+    joint = "" if spool.read(1) == b"\n" else "\n"
+    spool.seek(0, os.SEEK_END)
+    spool.write((joint + "\n".join(trailer) + "\n").encode())
+    spool.close()
+    return LargeOutput(shown="\n".join([shown, *trailer]), path=path)
+
+
+def _cut_from_file(spool: IO[bytes], size: int, cap: int) -> str:
+    """Head and tail of a spool too large to read: ``cap`` characters at most, redacted."""
+    head_bytes = cap // 2
+    tail_bytes = cap - head_bytes
+    spool.seek(0)
+    head = spool.read(head_bytes).decode("utf-8", errors="ignore")
+    spool.seek(size - tail_bytes)
+    tail = spool.read(tail_bytes).decode("utf-8", errors="ignore")
+    omitted = size - head_bytes - tail_bytes
+    return redact(f"{head}\n[... {omitted:,} bytes omitted ...]\n{tail.rstrip(chr(10))}")
 
 
 def cap_output(text: str, cap: int) -> str:

@@ -38,6 +38,7 @@ def context_status(agent: Agent) -> dict[str, Any]:
         "percent_of_threshold": round(tokens / threshold * 100, 1) if threshold else None,
         "compactions": int(engine.compression_count),
         "messages": len(agent.messages),
+        "tool_outputs": agent.output_guard.stats.as_dict(),
     }
 
 
@@ -59,4 +60,13 @@ def render_status(status: dict[str, Any]) -> str:
         f"Messages in context: {status['messages']}",
         f"Session: {status['session_id']}",
     ]
+    outputs = status.get("tool_outputs") or {}
+    if outputs.get("spilled"):
+        lines.append(
+            f"Tool outputs kept out of the context: {outputs['chars_kept_out_of_context']:,} "
+            f"chars ({outputs['spilled']} spilled: {outputs['saved']} saved, "
+            f"{outputs['deduplicated']} already saved, {outputs['pointers']} re-runnable, "
+            f"{outputs['fallbacks']} could not be saved); "
+            f"{outputs['bytes_not_written']:,} bytes kept off the disk"
+        )
     return "\n".join(lines)

@@ -25,12 +25,12 @@ from typing import TYPE_CHECKING, Any
 
 from ..compaction.redact import redact
 from ..errors import ContextOverflowError, OutputLimitError, ProviderError
-from ..messages import call_arguments, call_id, call_name, parse_arguments, tool_calls_of
+from ..messages import call_id, tool_calls_of
 from ..providers.base import Completion
 from .ahead import observe
 from .compaction_step import CompactionOutcome, compress_context
 from .driver import Flow, ModelCall, Offload
-from .events import TextDelta, ToolCallEvent, ToolResultEvent, TurnEnd, WarningEvent
+from .events import TextDelta, TurnEnd, WarningEvent
 from .recovery import (
     MAX_COMPRESSION_ATTEMPTS,
     MAX_OUTPUT_RETRIES,
@@ -40,7 +40,7 @@ from .recovery import (
     overflow_exhausted_error,
     smaller_max_tokens,
 )
-from .tools import ToolContext, ToolOutcome
+from .tool_round import tool_round
 
 if TYPE_CHECKING:
     from .loop import Agent
@@ -149,7 +149,7 @@ def _turn(agent: Agent, user_message: str) -> Flow:
             return TurnEnd(completed=True, text=text)
         if agent.is_interrupted():
             return TurnEnd(completed=False, interrupted=True, error="interrupted")
-        yield from _tool_round(agent, calls, turn)
+        yield from tool_round(agent, calls, turn)
         yield from after_round(agent)
 
 
@@ -168,34 +168,6 @@ def _failed(exc: ProviderError) -> TurnEnd:
         error=redact(f"The model call failed{status}: {exc}"),
         details={"error_type": type(exc).__name__},
     )
-
-
-def _tool_round(agent: Agent, calls: list[Any], turn: int) -> Flow:
-    """Announce, run (in parallel), append in call order, report, feed the ledger."""
-    requests: list[tuple[str, str]] = []
-    for call in calls:
-        name, arguments = call_name(call), call_arguments(call)
-        requests.append((name, arguments))
-        yield ToolCallEvent(call_id=call_id(call), name=name, arguments=arguments)
-    context = ToolContext(session_id=agent.session_id, turn=turn, workdir=agent.workdir)
-    outcomes: list[ToolOutcome] = yield Offload(lambda: agent.tools.call_many(requests, context))
-    for call, (name, _args), outcome in zip(calls, requests, outcomes, strict=True):
-        agent.append(
-            {
-                "role": "tool",
-                "tool_call_id": call_id(call),
-                "name": name,
-                "content": outcome.content,
-            }
-        )
-        yield ToolResultEvent(
-            call_id=call_id(call),
-            name=name,
-            content=outcome.content,
-            is_error=outcome.is_error,
-            seconds=outcome.seconds,
-        )
-        agent.ledger.record_call(name, parse_arguments(call), outcome, turn)
 
 
 def preflight(agent: Agent) -> Flow:

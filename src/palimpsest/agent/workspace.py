@@ -14,17 +14,26 @@ is where environment dumps and logs land, is redacted.
 
 from __future__ import annotations
 
+import hashlib
 import mimetypes
 import os
 from pathlib import Path
+from typing import Any
 
 from ..files import replace_file
+from ..outputs.body import LargeOutput
+from ..outputs.rerun import Rerun, classify_command, repeatable_call
 from .registry import tool
 from .shell_run import run_command
 from .tools import Tool
 
 __all__ = ["MAX_LINE_CHARS", "confine", "workspace_tools"]
 
+READ_RESULT_CHARS = 100_000
+"""Registry size limit of ``read_file`` (TR-02: declared, never infinite; the read's own
+``output_cap`` is the cap that applies first)."""
+SHELL_RESULT_CHARS = 100_000
+"""Registry size limit of ``run_shell`` (TR-04: terminals declare 100,000)."""
 MAX_LINE_CHARS = 2_000
 """A longer line is cut in ``read_file`` output (minified files would flood the context)."""
 
@@ -144,7 +153,7 @@ def workspace_tools(
         last = first + new_text.count("\n")
         return f"Edited {path}: replaced 1 occurrence (now lines {first}-{last})."
 
-    def run_shell(command: str, timeout: float | None = None) -> str:
+    def run_shell(command: str, timeout: float | None = None) -> str | LargeOutput:
         """Run a bash command in the workspace root; output is stdout and stderr merged.
 
         command: the shell command line (run with bash -lc)
@@ -157,11 +166,30 @@ def workspace_tools(
             raise ValueError(f"timeout must be between 0 and {max_timeout:g} seconds")
         return run_command(command, base, timeout=seconds, output_cap=output_cap)
 
+    def read_again(arguments: dict[str, Any], output: str) -> Rerun:
+        """A read is repeatable while reading again gives the same text (file unchanged)."""
+        try:
+            again = read_file(**arguments)
+        except (OSError, ValueError, TypeError) as exc:
+            return Rerun(False, f"the file cannot be read again ({type(exc).__name__})")
+        if again != output:
+            return Rerun(False, "the file changed since it was read")
+        digest = hashlib.sha256(_existing_file(base, arguments["path"]).read_bytes()).hexdigest()
+        return repeatable_call("read_file", arguments, f"file unchanged (sha256 {digest[:12]})")
+
+    def shell_verdict(arguments: dict[str, Any], output: str) -> Rerun:
+        return classify_command(str(arguments.get("command", "")))
+
     return [
-        tool(read_file),
+        tool(max_result_chars=READ_RESULT_CHARS, repeatable=read_again)(read_file),
         tool(write_file),
         tool(edit_file),
-        tool(timeout=max_timeout + 15.0)(run_shell),  # the shell kills first, then reports
+        # the shell kills first, then reports
+        tool(
+            timeout=max_timeout + 15.0,
+            max_result_chars=SHELL_RESULT_CHARS,
+            repeatable=shell_verdict,
+        )(run_shell),
     ]
 
 
