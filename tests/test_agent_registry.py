@@ -292,3 +292,81 @@ class TestCallMany:
         assert registry().call_many([]) == []
         with pytest.raises(ValueError):
             registry().call_many([("add", "{}")], max_workers=0)
+
+
+class TestOutputDeclarations:
+    """What a tool declares for the output budgets: a size limit and repeatability."""
+
+    def test_binary_bytes_travel_whole_for_the_guard(self) -> None:
+        png = b"\x89PNG\r\n\x1a\n" + bytes(range(256))
+
+        @tool
+        def screenshot() -> bytes:
+            """Take a screenshot."""
+            return png
+
+        outcome = ToolRegistry([screenshot]).call("screenshot", {})
+        assert outcome.content.startswith("<binary output: 264 bytes, sha256 ")
+        assert outcome.body is not None and outcome.body.data == png
+
+    def test_text_bytes_and_strings_have_no_body(self) -> None:
+        @tool
+        def text() -> bytes:
+            """Some text."""
+            return "héllo".encode()
+
+        outcome = ToolRegistry([text]).call("text", {})
+        assert outcome.content == "héllo" and outcome.body is None
+
+    def test_a_large_output_result_shows_its_cut(self, tmp_path: Any) -> None:
+        from palimpsest.outputs.body import LargeOutput
+
+        spool = tmp_path / "all.txt"
+        spool.write_text("everything")
+
+        @tool
+        def big() -> LargeOutput:
+            """Big output."""
+            return LargeOutput(shown="the cut", path=spool)
+
+        outcome = ToolRegistry([big]).call("big", {})
+        assert outcome.content == "the cut" and outcome.body is not None
+        assert outcome.body.path == spool and outcome.body.size_bytes == 10
+
+    def test_max_result_chars_must_be_positive(self) -> None:
+        def f() -> str:
+            """F."""
+            return ""
+
+        with pytest.raises(ValueError, match="max_result_chars must be positive"):
+            tool(max_result_chars=0)(f)
+        assert tool(max_result_chars=float("inf"))(f).max_result_chars == float("inf")
+
+    def test_rerun_follows_the_declaration(self) -> None:
+        @tool(repeatable=True)
+        def listing(path: str) -> str:
+            """List a directory."""
+            return path
+
+        @tool
+        def fetch(url: str) -> str:
+            """Fetch a URL."""
+            return url
+
+        def only_short(arguments: dict[str, Any], output: str) -> Any:
+            from palimpsest.outputs.rerun import Rerun
+
+            if len(output) > 3:
+                raise RuntimeError("cannot tell")
+            return Rerun(True, "short", "checked()")
+
+        checked = tool(name="checked", repeatable=only_short)(lambda: "x")
+        registry = ToolRegistry([listing, fetch, checked])
+        verdict = registry.rerun("listing", '{"path": "src"}', "a\nb")
+        assert verdict.repeatable and verdict.how == 'listing(path="src")'
+        assert not registry.rerun("fetch", {"url": "http://x"}, "page").repeatable
+        assert not registry.rerun("nosuch", {}, "").repeatable
+        assert not registry.rerun("listing", "{not json", "").repeatable
+        assert registry.rerun("checked", {}, "abc").repeatable
+        failed = registry.rerun("checked", {}, "abcdef")
+        assert not failed.repeatable and "RuntimeError: cannot tell" in failed.reason

@@ -6,6 +6,7 @@ import time
 from pathlib import Path
 
 from palimpsest.agent.shell_run import cap_output, run_command
+from palimpsest.outputs.body import LargeOutput
 
 
 def test_cap_output_keeps_head_and_tail() -> None:
@@ -39,3 +40,44 @@ def test_a_background_child_holding_the_pipe_is_killed(tmp_path: Path) -> None:
 def test_undecodable_output_is_replaced_not_fatal(tmp_path: Path) -> None:
     out = run_command("printf '\\377ok'", tmp_path, timeout=10, output_cap=1000)
     assert out == "\ufffdok\nexit code: 0"
+
+
+def test_small_output_leaves_no_spool_file(tmp_path: Path) -> None:
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    out = run_command("echo hi", tmp_path, timeout=10, output_cap=1000, spool_dir=spool)
+    assert out == "hi\nexit code: 0"
+    assert list(spool.iterdir()) == []
+
+
+def test_a_huge_output_is_spooled_not_held(tmp_path: Path) -> None:
+    spool = tmp_path / "spool"
+    spool.mkdir()
+    out = run_command(
+        "echo FIRST; yes 'a line of log output' | head -n 200000; echo LAST; exit 4",
+        tmp_path,
+        timeout=30,
+        output_cap=1000,
+        spool_dir=spool,
+    )
+    assert isinstance(out, LargeOutput) and out.path is not None
+    assert out.path.parent == spool
+    assert out.shown.startswith("FIRST\n") and out.shown.endswith("LAST\nexit code: 4")
+    assert "bytes omitted ...]" in out.shown and len(out.shown) < 1_200
+    whole = out.path.read_text()
+    assert whole.count("a line of log output") == 200_000
+    assert whole.endswith("LAST\nexit code: 4\n")
+    out.discard()
+    assert list(spool.iterdir()) == []
+
+
+def test_secrets_in_the_cut_are_redacted(tmp_path: Path) -> None:
+    out = run_command(
+        "echo 'token: ghp_abcdefghijklmnopqrstuvwxyz0123456789'; seq 1 5000",
+        tmp_path,
+        timeout=10,
+        output_cap=400,
+    )
+    assert isinstance(out, LargeOutput)
+    assert "ghp_abcdefghijklmnop" not in out.shown
+    out.discard()

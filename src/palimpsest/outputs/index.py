@@ -37,6 +37,7 @@ from .ingest import measure_file
 
 if TYPE_CHECKING:
     from .objects import ObjectFile
+    from .store import StoredOutput
 
 __all__ = ["BUSY_TIMEOUT_MS", "INDEX_FILENAME", "SCHEMA_VERSION", "OutputIndex", "rows"]
 
@@ -284,6 +285,22 @@ class OutputIndex:
             " ON CONFLICT(digest) DO UPDATE SET"
             " last_used = max(objects.last_used, excluded.last_used)",
             (digest, suffix, size_bytes, chars, kind, tool_name, created or now, now),
+        )
+
+    def record_object(
+        self, con: apsw.Connection, found: StoredOutput, *, now: float, created: float | None = None
+    ) -> None:
+        """:meth:`record` for an object already described by a :class:`StoredOutput`."""
+        self.record(
+            con,
+            digest=found.digest,
+            suffix=found.path.suffix[1:],
+            size_bytes=found.size_bytes,
+            chars=found.chars,
+            kind=found.kind,
+            tool_name=found.tool_name,
+            now=now,
+            created=created,
         )
 
     def add_ref(

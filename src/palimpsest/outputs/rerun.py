@@ -55,9 +55,11 @@ _READ_ONLY = frozenset(
         "sha256sum", "cd", "od", "xxd", "hexdump", "strings", "comm", "paste", "fold",
         "expand", "tac", "rev", "seq", "date", "printenv", "id", "whoami", "uname",
         "less", "more", "ldd", "nm", "objdump", "readelf", "look",
+        "search_dir", "search_file", "find_file",
     }
 )  # fmt: skip
-"""Programs that only read (files, the environment) and print."""
+"""Programs that only read (files, the environment) and print; the last three are
+SWE-agent's documented search commands, which do the same."""
 
 _GIT_READ_ONLY = frozenset(
     {

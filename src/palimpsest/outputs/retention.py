@@ -197,16 +197,7 @@ def _apply(
         store.index.delete(con, [*missing, *gone])
         for found in adopted:
             if found is not None:
-                store.index.record(
-                    con,
-                    digest=found.digest,
-                    suffix=found.path.suffix[1:],
-                    size_bytes=found.size_bytes,
-                    chars=found.chars,
-                    kind=found.kind,
-                    tool_name=found.tool_name,
-                    now=found.last_used,
-                )
+                store.index.record_object(con, found, now=found.last_used)
 
     if missing or gone or orphans:
         store.index.write(update)

@@ -326,17 +326,7 @@ class OutputStore:
         """Make sure ``found`` has an index row used at ``now`` or later (and the reference)."""
 
         def save(con: Any) -> None:
-            self.index.record(
-                con,
-                digest=found.digest,
-                suffix=found.path.suffix[1:],
-                size_bytes=found.size_bytes,
-                chars=found.chars,
-                kind=found.kind,
-                tool_name=found.tool_name,
-                now=now,
-                created=found.created,
-            )
+            self.index.record_object(con, found, now=now, created=found.created)
             if ref is not None:
                 self.index.add_ref(con, found.digest, ref[0], ref[1], time.time())
 
