@@ -70,11 +70,11 @@ PEOPLE: tuple[tuple[str, str], ...] = tuple(
 
 @dataclass(frozen=True)
 class Topic:
-    """One kind of fact, with the sentences that state it and the questions that ask it.
+    """One kind of fact: the sentences that state it, look-alikes, and one question per kind.
 
-    ``questions`` maps a kind (``form``, ``pronoun``, ``punct``, ``date``) to one or more
-    templates. In a ``form`` template the word in brackets is the other word form of a
-    word the ``facts`` sentences use.
+    ``facts`` state the fact; ``near`` are look-alikes (same person and topic words, other
+    details). In ``form`` the word in brackets is another form of a word every ``facts``
+    sentence uses.
     """
 
     key: str
@@ -82,22 +82,27 @@ class Topic:
     answers: tuple[str, ...]
     facts: tuple[str, ...]
     near: tuple[str, ...]
-    questions: dict[str, tuple[str, ...]]
+    form: str
+    pronoun: str
+    punct: str
+    date: str
+
+    def question(self, kind: str) -> str:
+        """The question template of ``kind`` (``form``, ``pronoun``, ``punct``, ``date``)."""
+        return str(getattr(self, kind))
+
+
+def _alts(text: str) -> tuple[str, ...]:
+    return tuple(part.strip() for part in text.split("|"))
 
 
 TOPICS: tuple[Topic, ...] = (
     Topic(
         "research",
-        ("garden", "thesis", "podcast", "startup", "newsletter", "documentary", "exhibit", "zine"),
-        (
-            "heat pumps",
-            "medieval trade routes",
-            "soil bacteria",
-            "battery recycling",
-            "coral reefs",
-            "early jazz records",
-            "tidal energy",
-            "lichen growth",
+        _alts("garden|thesis|podcast|startup|newsletter|documentary|exhibit|zine"),
+        _alts(
+            "heat pumps|medieval trade routes|soil bacteria|battery recycling|coral reefs|"
+            "early jazz records|tidal energy|lichen growth"
         ),
         (
             "{name} has been researching {answer} for the {cue} project.",
@@ -107,25 +112,18 @@ TOPICS: tuple[Topic, ...] = (
             "{name} is researching {answer} now, for a {cue} project.",
             "{name} finished researching {answer} and wants to start the {cue} project soon.",
         ),
-        {
-            "form": ("What did {name} [research] for the {cue} project?",),
-            "pronoun": ("What subject was {name} digging into, for {pos} {cue} project?",),
-            "punct": ("What is the topic of {name}'s {cue} project?",),
-            "date": ("What was {name} researching in {month} {year}?",),
-        },
+        form="What did {name} [research] for the {cue} project?",
+        pronoun="What subject was {name} digging into, for {pos} {cue} project?",
+        punct="What is the topic of {name}'s {cue} project?",
+        date="What was {name} researching in {month} {year}?",
     ),
     Topic(
         "donate",
-        ("library", "hospital", "theater", "shelter", "orchestra", "hospice", "choir", "zoo"),
-        (
-            "three hundred dollars",
-            "a crate of winter coats",
-            "forty picture books",
-            "a set of paint brushes",
-            "two bicycles",
-            "a box of canned soup",
-            "an old upright piano",
-            "a laptop",
+        _alts("library|hospital|theater|shelter|orchestra|hospice|choir|zoo"),
+        _alts(
+            "three hundred dollars|a crate of winter coats|forty picture books|"
+            "a set of paint brushes|two bicycles|a box of canned soup|an old upright piano|"
+            "a laptop"
         ),
         (
             "{name} donated {answer} to the {cue} fundraiser.",
@@ -135,17 +133,15 @@ TOPICS: tuple[Topic, ...] = (
             "{name} wants to give {answer} to the {cue} fundraiser next time.",
             "The {cue} fundraiser sent {name} a thank-you note for {answer}.",
         ),
-        {
-            "form": ("What did {name} [donate] to the {cue} fundraiser?",),
-            "pronoun": ("When {name} went to the {cue} fundraiser, what did {sub} give?",),
-            "punct": ("What was {name}'s contribution to the {cue} fundraiser?",),
-            "date": ("What did {name} donate in {month} {year}?",),
-        },
+        form="What did {name} [donate] to the {cue} fundraiser?",
+        pronoun="When {name} went to the {cue} fundraiser, what did {sub} give?",
+        punct="What was {name}'s contribution to the {cue} fundraiser?",
+        date="What did {name} donate in {month} {year}?",
     ),
     Topic(
         "adopt",
-        ("greyhound", "tabby", "beagle", "parrot", "tortoise", "corgi", "rabbit", "ferret"),
-        ("Biscuit", "Pepper", "Mochi", "Waffles", "Juniper", "Pickles", "Noodle", "Ziggy"),
+        _alts("greyhound|tabby|beagle|parrot|tortoise|corgi|rabbit|ferret"),
+        _alts("Biscuit|Pepper|Mochi|Waffles|Juniper|Pickles|Noodle|Ziggy"),
         (
             "{name} adopted a {cue} and named it {answer}.",
             "{name} finally adopted a {cue}; it is called {answer}.",
@@ -154,17 +150,15 @@ TOPICS: tuple[Topic, ...] = (
             "{name} keeps sending photos of {answer}, the neighbors' {cue}.",
             "{name} thinks about getting a {cue} like {answer} someday.",
         ),
-        {
-            "form": ("What is the {cue} from {name}'s [adoption] called?",),
-            "pronoun": ("What did {name} call {pos} new {cue}?",),
-            "punct": ("What's the name of {name}'s {cue}?",),
-            "date": ("Which pet did {name} adopt in {month} {year}?",),
-        },
+        form="What is the {cue} from {name}'s [adoption] called?",
+        pronoun="What did {name} call {pos} new {cue}?",
+        punct="What's the name of {name}'s {cue}?",
+        date="Which pet did {name} adopt in {month} {year}?",
     ),
     Topic(
         "marathon",
-        ("Lisbon", "Boston", "Chicago", "Berlin", "Toronto", "Denver", "Dublin", "Oslo"),
-        ("3:41", "4:05", "3:58", "4:22", "3:29", "4:47", "3:15", "5:02"),
+        _alts("Lisbon|Boston|Chicago|Berlin|Toronto|Denver|Dublin|Oslo"),
+        _alts("3:41|4:05|3:58|4:22|3:29|4:47|3:15|5:02"),
         (
             "{name} finished the {cue} marathon in {answer}.",
             "The {cue} marathon went well: {name} finished in {answer}.",
@@ -173,25 +167,17 @@ TOPICS: tuple[Topic, ...] = (
             "{name} is training for the {cue} marathon and hopes to break {answer}.",
             "{name} watched the {cue} marathon and thinks {sub} could do {answer} there.",
         ),
-        {
-            "form": ("What was {name}'s [finish] time at the {cue} marathon?",),
-            "pronoun": ("How fast was {name} when {sub} ran {pos} {cue} marathon?",),
-            "punct": ("What time did {name} post in the {cue} long-distance race?",),
-            "date": ("What marathon time did {name} get in {month} {year}?",),
-        },
+        form="What was {name}'s [finish] time at the {cue} marathon?",
+        pronoun="How fast was {name} when {sub} ran {pos} {cue} marathon?",
+        punct="What time did {name} post in the {cue} long-distance race?",
+        date="What marathon time did {name} get in {month} {year}?",
     ),
     Topic(
         "trip",
-        ("Kyoto", "Porto", "Oaxaca", "Tbilisi", "Reykjavik", "Hanoi", "Seville", "Krakow"),
-        (
-            "a tea farm",
-            "the old tram depot",
-            "a mezcal distillery",
-            "a glass workshop",
-            "the sulfur baths",
-            "a night market",
-            "a salt mine",
-            "a lighthouse",
+        _alts("Kyoto|Porto|Oaxaca|Tbilisi|Reykjavik|Hanoi|Seville|Krakow"),
+        _alts(
+            "a tea farm|the old tram depot|a mezcal distillery|a glass workshop|"
+            "the sulfur baths|a night market|a salt mine|a lighthouse"
         ),
         (
             "On the trip to {cue}, {name} visited {answer}.",
@@ -201,24 +187,17 @@ TOPICS: tuple[Topic, ...] = (
             "{name} wants to see {answer} if {sub} goes back to {cue}.",
             "{name} is planning a trip to {cue} and keeps talking about {answer}.",
         ),
-        {
-            "form": ("What place did {name} [visit] on the {cue} trip?",),
-            "pronoun": ("What did {name} see when {sub} traveled to {cue}?",),
-            "punct": ("What was the highlight of {name}'s {cue} trip?",),
-            "date": ("Where did {name} travel in {month} {year}?",),
-        },
+        form="What place did {name} [visit] on the {cue} trip?",
+        pronoun="What did {name} see when {sub} traveled to {cue}?",
+        punct="What was the highlight of {name}'s {cue} trip?",
+        date="Where did {name} travel in {month} {year}?",
     ),
     Topic(
         "bake",
-        ("birthday", "potluck", "housewarming", "retirement", "graduation", "anniversary"),
-        (
-            "a lemon olive oil cake",
-            "forty cardamom buns",
-            "a rhubarb pie",
-            "black sesame cookies",
-            "a carrot cake",
-            "pretzel rolls",
-            "a plum galette",
+        _alts("birthday|potluck|housewarming|retirement|graduation|anniversary"),
+        _alts(
+            "a lemon olive oil cake|forty cardamom buns|a rhubarb pie|black sesame cookies|"
+            "a carrot cake|pretzel rolls|a plum galette"
         ),
         (
             "{name} baked {answer} for the {cue} party.",
@@ -228,24 +207,17 @@ TOPICS: tuple[Topic, ...] = (
             "{name} is going to make {answer} for a {cue} party soon.",
             "Someone at the {cue} party asked {name} for the recipe for {answer}.",
         ),
-        {
-            "form": ("What did {name} [bake] for the {cue} party?",),
-            "pronoun": ("What did {name} bring to the {cue} party that {sub} made {obj}self?",),
-            "punct": ("What home-baked treat did {name} bring to the {cue} party?",),
-            "date": ("What did {name} bake in {month} {year}?",),
-        },
+        form="What did {name} [bake] for the {cue} party?",
+        pronoun="What did {name} bring to the {cue} party that {sub} made {obj}self?",
+        punct="What home-baked treat did {name} bring to the {cue} party?",
+        date="What did {name} bake in {month} {year}?",
     ),
     Topic(
         "repair",
-        ("van", "motorbike", "tractor", "sailboat", "scooter", "pickup", "camper", "lawnmower"),
-        (
-            "the clutch",
-            "a cracked radiator",
-            "the starter motor",
-            "the rudder",
-            "the brake cables",
-            "the fuel pump",
-            "the alternator",
+        _alts("van|motorbike|tractor|sailboat|scooter|pickup|camper|lawnmower"),
+        _alts(
+            "the clutch|a cracked radiator|the starter motor|the rudder|the brake cables|"
+            "the fuel pump|the alternator"
         ),
         (
             "{name} repaired {answer} on the {cue} over the weekend.",
@@ -255,17 +227,15 @@ TOPICS: tuple[Topic, ...] = (
             "{name} says the {cue} needs work again, probably {answer}.",
             "The mechanic quoted {name} a lot to fix {answer} on the {cue}.",
         ),
-        {
-            "form": ("What did {name} [repair] on the {cue}?",),
-            "pronoun": ("Which part did {name} fix on {pos} {cue}?",),
-            "punct": ("What was broken on {name}'s {cue}?",),
-            "date": ("What did {name} repair in {month} {year}?",),
-        },
+        form="What did {name} [repair] on the {cue}?",
+        pronoun="Which part did {name} fix on {pos} {cue}?",
+        punct="What was broken on {name}'s {cue}?",
+        date="What did {name} repair in {month} {year}?",
     ),
     Topic(
         "learn",
-        ("cello", "pottery", "welding", "Portuguese", "salsa", "chess", "calligraphy", "fencing"),
-        ("Rosalind", "Mateus", "Gwendolyn", "Tomasz", "Lucinda", "Farid", "Ottilie", "Bastian"),
+        _alts("cello|pottery|welding|Portuguese|salsa|chess|calligraphy|fencing"),
+        _alts("Rosalind|Mateus|Gwendolyn|Tomasz|Lucinda|Farid|Ottilie|Bastian"),
         (
             "{name} is learning {cue} from a teacher named {answer}.",
             "{name} is learning {cue} these days, with a teacher called {answer}.",
@@ -274,24 +244,15 @@ TOPICS: tuple[Topic, ...] = (
             "{name} might switch {cue} teachers, maybe to {answer}.",
             "{name} practiced {cue} all week with a friend of {answer}.",
         ),
-        {
-            "form": ("Who did {name} [learn] {cue} from?",),
-            "pronoun": ("Which teacher does {name} say {sub} studies {cue} with?",),
-            "punct": ("Who is {name}'s {cue} teacher?",),
-            "date": ("What was {name} learning in {month} {year}?",),
-        },
+        form="Who did {name} [learn] {cue} from?",
+        pronoun="Which teacher does {name} say {sub} studies {cue} with?",
+        punct="Who is {name}'s {cue} teacher?",
+        date="What was {name} learning in {month} {year}?",
     ),
     Topic(
         "move",
-        ("Riverside", "Greenfield", "Hillcrest", "Bayview", "Northgate", "Westbrook", "Elmwood"),
-        (
-            "1,450 a month",
-            "2,100 a month",
-            "980 a month",
-            "1,725 a month",
-            "1,300 a month",
-            "2,450 a month",
-        ),
+        _alts("Riverside|Greenfield|Hillcrest|Bayview|Northgate|Westbrook|Elmwood"),
+        _alts("1,450 a month|2,100 a month|980 a month|1,725 a month|1,300 a month|2,450 a month"),
         (
             "{name} moved into an apartment in {cue}; the rent is {answer}.",
             "{name} moved to {cue} last week and pays {answer} for the apartment.",
@@ -300,48 +261,30 @@ TOPICS: tuple[Topic, ...] = (
             "{name} looked at another apartment in {cue} asking {answer}.",
             "{name} would leave for {cue} if the rent there dropped to {answer}.",
         ),
-        {
-            "form": ("How much rent does {name} pay after [moving] to {cue}?",),
-            "pronoun": ("What does {name} pay for {pos} place in {cue}?",),
-            "punct": ("What is the rent on {name}'s {cue} apartment?",),
-            "date": ("Where did {name} move in {month} {year}?",),
-        },
+        form="How much rent does {name} pay after [moving] to {cue}?",
+        pronoun="What does {name} pay for {pos} place in {cue}?",
+        punct="What is the rent on {name}'s {cue} apartment?",
+        date="Where did {name} move in {month} {year}?",
     ),
     Topic(
         "plant",
-        ("tomatoes", "lavender", "apple trees", "blueberries", "sunflowers", "garlic", "hops"),
-        (
-            "along the back fence",
-            "on the balcony",
-            "in the community plot",
-            "beside the garage",
-            "in raised beds",
-            "under the kitchen window",
+        _alts("tomatoes|lavender|apple trees|blueberries|sunflowers|garlic|hops"),
+        _alts(
+            "along the back fence|on the balcony|in the community plot|beside the garage|"
+            "in raised beds|under the kitchen window"
         ),
-        (
-            "{name} planted {cue} {answer}.",
-            "{name} spent Saturday planting {cue} {answer}.",
-        ),
-        (
-            "{name} wants more {cue} {answer} next year.",
-            "{name} lost the {cue} {answer} to slugs.",
-        ),
-        {
-            "form": ("Where did {name} [plant] the {cue}?",),
-            "pronoun": ("Where did {name} say {sub} put the {cue}?",),
-            "punct": ("Where are {name}'s {cue} growing?",),
-            "date": ("What did {name} plant in {month} {year}?",),
-        },
+        ("{name} planted {cue} {answer}.", "{name} spent Saturday planting {cue} {answer}."),
+        ("{name} wants more {cue} {answer} next year.", "{name} lost the {cue} {answer} to slugs."),
+        form="Where did {name} [plant] the {cue}?",
+        pronoun="Where did {name} say {sub} put the {cue}?",
+        punct="Where are {name}'s {cue} growing?",
+        date="What did {name} plant in {month} {year}?",
     ),
     Topic(
         "volunteer",
-        ("food bank", "animal rescue", "literacy program", "river cleanup", "soup kitchen"),
-        (
-            "every Tuesday",
-            "on Sunday mornings",
-            "twice a week",
-            "on Thursday nights",
-            "every other Saturday",
+        _alts("food bank|animal rescue|literacy program|river cleanup|soup kitchen"),
+        _alts(
+            "every Tuesday|on Sunday mornings|twice a week|on Thursday nights|every other Saturday"
         ),
         (
             "{name} volunteered at the {cue} {answer}.",
@@ -351,24 +294,17 @@ TOPICS: tuple[Topic, ...] = (
             "{name} stopped going to the {cue} {answer} for a while.",
             "The {cue} asked {name} to help out {answer}.",
         ),
-        {
-            "form": ("How often does {name} [volunteer] at the {cue}?",),
-            "pronoun": ("When does {name} help at the {cue}, and is {sub} still going?",),
-            "punct": ("What is {name}'s schedule at the {cue}?",),
-            "date": ("Where was {name} volunteering in {month} {year}?",),
-        },
+        form="How often does {name} [volunteer] at the {cue}?",
+        pronoun="When does {name} help at the {cue}, and is {sub} still going?",
+        punct="What is {name}'s schedule at the {cue}?",
+        date="Where was {name} volunteering in {month} {year}?",
     ),
     Topic(
         "concert",
-        (
-            "Velvet Harbor",
-            "Paper Lanterns",
-            "Northern Static",
-            "Cobalt Bloom",
-            "Glass Orchard",
-            "Midnight Ferry",
+        _alts(
+            "Velvet Harbor|Paper Lanterns|Northern Static|Cobalt Bloom|Glass Orchard|Midnight Ferry"
         ),
-        ("85 dollars", "140 dollars", "62 dollars", "210 dollars", "98 dollars", "175 dollars"),
+        _alts("85 dollars|140 dollars|62 dollars|210 dollars|98 dollars|175 dollars"),
         (
             "{name} got tickets to see {cue} for {answer}.",
             "{name} got two tickets for the {cue} concert, {answer} each.",
@@ -377,64 +313,38 @@ TOPICS: tuple[Topic, ...] = (
             "{name} skipped the {cue} concert because the tickets cost {answer}.",
             "{name} is trying to get tickets for {cue} again, hopefully under {answer}.",
         ),
-        {
-            "form": ("What did a [ticket] to {cue} cost {name}?",),
-            "pronoun": ("How much did {name} spend when {sub} went to see {cue}?",),
-            "punct": ("What was the price of {name}'s {cue} tickets?",),
-            "date": ("Which concert did {name} get tickets for in {month} {year}?",),
-        },
+        form="What did a [ticket] to {cue} cost {name}?",
+        pronoun="How much did {name} spend when {sub} went to see {cue}?",
+        punct="What was the price of {name}'s {cue} tickets?",
+        date="Which concert did {name} get tickets for in {month} {year}?",
     ),
     Topic(
         "promotion",
-        (
-            "Halvorsen Labs",
-            "Brightline",
-            "Kestrel Foods",
-            "Meridian Bank",
-            "Aurora Health",
-            "Tidewater Logistics",
+        _alts(
+            "Halvorsen Labs|Brightline|Kestrel Foods|Meridian Bank|Aurora Health|"
+            "Tidewater Logistics"
         ),
-        (
-            "senior analyst",
-            "head of design",
-            "shift supervisor",
-            "product manager",
-            "lead engineer",
-            "regional director",
+        _alts(
+            "senior analyst|head of design|shift supervisor|product manager|lead engineer|"
+            "regional director"
         ),
-        (
-            "{name} was promoted to {answer} at {cue}.",
-            "{cue} promoted {name} to {answer}.",
-        ),
+        ("{name} was promoted to {answer} at {cue}.", "{cue} promoted {name} to {answer}."),
         (
             "{name} interviewed at {cue} for {answer} but turned it down.",
             "{name} thinks {cue} will hire a new {answer} soon.",
         ),
-        {
-            "form": ("What [promotion] did {name} get at {cue}?",),
-            "pronoun": ("What role did {name} say {sub} got at {cue}?",),
-            "punct": ("What is {name}'s new job title at {cue}?",),
-            "date": ("Where did {name} get a new role in {month} {year}?",),
-        },
+        form="What [promotion] did {name} get at {cue}?",
+        pronoun="What role did {name} say {sub} got at {cue}?",
+        punct="What is {name}'s new job title at {cue}?",
+        date="Where did {name} get a new role in {month} {year}?",
     ),
     Topic(
         "restaurant",
-        (
-            "Lucky Basil",
-            "Casa Verde",
-            "the Copper Kettle",
-            "Saffron House",
-            "the Blue Door Diner",
-            "Tamarind Grill",
+        _alts(
+            "Lucky Basil|Casa Verde|the Copper Kettle|Saffron House|the Blue Door Diner|"
+            "Tamarind Grill"
         ),
-        (
-            "green curry",
-            "mushroom risotto",
-            "fish tacos",
-            "lamb tagine",
-            "bibimbap",
-            "chicken shawarma",
-        ),
+        _alts("green curry|mushroom risotto|fish tacos|lamb tagine|bibimbap|chicken shawarma"),
         (
             "{name} always orders the {answer} at {cue}; it is {pos} favorite dish.",
             "{name} ordered the {answer} at {cue} again, still {pos} favorite.",
@@ -443,23 +353,18 @@ TOPICS: tuple[Topic, ...] = (
             "{name} tried the {answer} at {cue} and did not love it.",
             "{name} recommended {cue} to me, especially the {answer}.",
         ),
-        {
-            "form": ("What does {name} usually [order] at {cue}?",),
-            "pronoun": ("Which dish does {name} prefer when {sub} eats at {cue}?",),
-            "punct": ("What is {name}'s go-to dish at {cue}?",),
-            "date": ("Which restaurant did {name} rave about in {month} {year}?",),
-        },
+        form="What does {name} usually [order] at {cue}?",
+        pronoun="Which dish does {name} prefer when {sub} eats at {cue}?",
+        punct="What is {name}'s go-to dish at {cue}?",
+        date="Which restaurant did {name} rave about in {month} {year}?",
     ),
     Topic(
         "plans",
-        ("graduation", "wedding", "sabbatical", "retirement party", "surgery", "exams"),
-        (
-            "a road trip along the coast",
-            "opening a pottery studio",
-            "renting a cabin in the mountains",
-            "a cooking course in Naples",
-            "a month of sailing",
-            "building a treehouse",
+        _alts("graduation|wedding|sabbatical|retirement party|surgery|exams"),
+        _alts(
+            "a road trip along the coast|opening a pottery studio|"
+            "renting a cabin in the mountains|a cooking course in Naples|a month of sailing|"
+            "building a treehouse"
         ),
         (
             "{name} is planning {answer} after the {cue}.",
@@ -469,12 +374,10 @@ TOPICS: tuple[Topic, ...] = (
             "{name} talked about {answer} before the {cue}, but nothing is booked.",
             "After the {cue}, {name} might skip {answer} altogether.",
         ),
-        {
-            "form": ("What is {name}'s [plan] for after the {cue}?",),
-            "pronoun": ("What does {name} want to do once {pos} {cue} is over?",),
-            "punct": ("What is {name}'s post-{cue} idea?",),
-            "date": ("What plans did {name} share in {month} {year}?",),
-        },
+        form="What is {name}'s [plan] for after the {cue}?",
+        pronoun="What does {name} want to do once {pos} {cue} is over?",
+        punct="What is {name}'s post-{cue} idea?",
+        date="What plans did {name} share in {month} {year}?",
     ),
 )
 

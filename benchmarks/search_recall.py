@@ -1,20 +1,17 @@
 """Does session search find what people ask for? Recall against a plain FTS5 baseline.
 
-Generates, deterministically from ``--seed``, ``--conversations`` multi-session
-conversations between a person and an assistant (``--sessions`` is the mean number of
-sessions per conversation: each gets between half and one and a half times it). Every
-session starts on its own day over one year (May 2024 to April 2025, around noon UTC, so
-the date is the same in any time zone within 10 hours of UTC). Facts about the people in a
-conversation (who did what, where, names, numbers, preferences, plans) sit in known user
-turns; ``recall_data`` holds the sentences. Each fact is asked once, as one of four kinds:
+Generates (:mod:`recall_corpus`, deterministic for ``--seed``) ``--conversations``
+multi-session conversations between a person and an assistant, each session dated on its
+own day over one year, with facts about people (who did what, where, names, numbers,
+preferences, plans) in known user turns, and one question per fact, tagged by what it
+tests:
 
 * ``form``: another word form than the answer uses (research / researching);
-* ``pronoun``: the question says he/she/his/her;
+* ``pronoun``: the question says he/she/his/her/him;
 * ``punct``: a possessive or hyphenated word (``Priya's``, ``home-baked``);
 * ``date``: a month and year that only the session's start date carries;
-
-and tagged ``buried`` when five or more newer sessions of the same conversation hold
-near-matches (same person, same topic words, other details).
+* ``buried``: five or more newer sessions of the same conversation hold look-alikes (same
+  person, same topic words, other details).
 
 Everything is loaded into a real ``SessionStore`` in a temp dir and, in the same run, into
 the baseline: one table plus one external-content FTS5 ``porter unicode61`` index over the
@@ -37,14 +34,12 @@ import json
 import math
 import os
 import platform
-import random
 import re
 import sys
 import tempfile
 import time
 from collections.abc import Callable, Collection, Sequence
-from dataclasses import dataclass, field
-from datetime import UTC, datetime, timedelta
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -52,186 +47,10 @@ import apsw
 
 from palimpsest.storage.search import SessionSearch
 from palimpsest.storage.sessions import SessionStore
-from recall_data import ASSISTANT_LINES, OPENERS, PEOPLE, TOPICS, USER_LINES, Topic
+from recall_corpus import TAGS, Corpus, Question, generate
 
-FIRST_DAY = datetime(2024, 5, 1, 12, 0, tzinfo=UTC)
-KINDS = ("form", "pronoun", "punct", "date")
-TAGS = ("all", *KINDS, "buried")
-BURIED_MIN = 5
-"""A question is ``buried`` when at least this many newer sessions hold near-matches."""
-FACTS_PER_SESSION = 1.2
-CAST = 5
-PRONOUNS = {"f": ("she", "her", "her"), "m": ("he", "him", "his")}
-PRONOUN_WORD = re.compile(r"\b(he|she|his|her|him)\b", re.IGNORECASE)
-PUNCT_WORD = re.compile(r"\w'\w|\w-\w")
-FORM_MARK = re.compile(r"\[(\w+)\]")
-
-
-@dataclass
-class Session:
-    sid: str
-    conversation: int
-    start: float
-    turns: list[tuple[str, str]] = field(default_factory=list)  # (role, text)
-
-
-@dataclass(frozen=True)
-class Question:
-    text: str
-    tags: tuple[str, ...]
-    gold_sessions: tuple[str, ...]
-    gold_turns: tuple[tuple[str, int], ...]  # (session id, message index in the session)
-    conversation: int
-    topic: str
-    person: str
-    form_word: str | None = None
-
-
-@dataclass
-class Corpus:
-    sessions: list[Session]
-    questions: list[Question]
-
-
-# -- generation -------------------------------------------------------------------------
-
-
-def _fill(template: str, person: tuple[str, str], **slots: str) -> str:
-    sub, obj, pos = PRONOUNS[person[1]]
-    return template.format(name=person[0], sub=sub, Sub=sub.capitalize(), obj=obj, pos=pos, **slots)
-
-
-@dataclass
-class _Fact:
-    person: tuple[str, str]
-    topic: Topic
-    kind: str
-    gold: int  # session index within the conversation
-    cue: str
-    answer: str
-    other_cues: list[str]  # look-alikes never repeat the cue that singles the fact out
-    near_in: list[int]  # sessions holding a look-alike
-
-
-def _plan_facts(rng: random.Random, cast: list[tuple[str, str]], months: list[str]) -> list[_Fact]:
-    """Which facts go where: buried ones early with many newer look-alikes, dated ones in a
-    month that none of their look-alikes shares."""
-    n = len(months)
-    pairs = [(p, t) for p in cast for t in TOPICS]
-    rng.shuffle(pairs)
-    facts = []
-    for i, (person, topic) in enumerate(pairs[: max(4, round(n * FACTS_PER_SESSION))]):
-        kind = KINDS[i % len(KINDS)]
-        cue, *other_cues = rng.sample(topic.cues, len(topic.cues))
-        early = int(n * 0.4)
-        if kind != "date" and rng.random() < 0.35 and n - early > BURIED_MIN:
-            gold = rng.randrange(early)
-            later = range(gold + 1, n)
-            near = rng.sample(later, min(len(later), rng.randint(BURIED_MIN + 1, BURIED_MIN + 4)))
-        elif kind == "date":
-            gold = rng.randrange(n)
-            others = [s for s in range(n) if months[s] != months[gold]]
-            near = rng.sample(others, min(len(others), rng.randint(3, 5)))
-        else:
-            gold = rng.randrange(n)
-            near = rng.sample([s for s in range(n) if s != gold], min(n - 1, rng.randint(0, 2)))
-        answer = rng.choice(topic.answers)
-        facts.append(_Fact(person, topic, kind, gold, cue, answer, other_cues, sorted(near)))
-    return facts
-
-
-def _near_text(rng: random.Random, fact: _Fact) -> str:
-    cue = rng.choice(fact.other_cues)
-    answer = rng.choice([a for a in fact.topic.answers if a != fact.answer])
-    return _fill(rng.choice(fact.topic.near), fact.person, cue=cue, answer=answer)
-
-
-def _filler(rng: random.Random, cast: list[tuple[str, str]], lines: int) -> str:
-    other = rng.choice(cast)
-    picks = rng.sample(USER_LINES, lines)
-    return " ".join(p.format(other=other[0], osub=PRONOUNS[other[1]][0]) for p in picks)
-
-
-def _question(fact: _Fact, template: str, month: str) -> tuple[str, list[str], str | None]:
-    """The question's text, its tags (except ``buried``) and its marked word form."""
-    form = FORM_MARK.search(template)
-    month_name, year = month.split()
-    text = _fill(
-        FORM_MARK.sub(r"\1", template), fact.person, cue=fact.cue, month=month_name, year=year
-    )
-    tags = ["all", fact.kind]
-    if form and fact.kind != "form":
-        tags.append("form")
-    for tag, pattern in (("pronoun", PRONOUN_WORD), ("punct", PUNCT_WORD)):
-        if tag != fact.kind and pattern.search(text):
-            tags.append(tag)
-    return text, tags, form.group(1) if form else None
-
-
-def _conversation(
-    rng: random.Random, index: int, mean_sessions: int, cast: list[tuple[str, str]]
-) -> tuple[list[Session], list[Question]]:
-    n = rng.randint(max(1, math.ceil(mean_sessions / 2)), max(1, mean_sessions * 3 // 2))
-    days = sorted(rng.sample(range(365), n))
-    starts = [FIRST_DAY + timedelta(days=d, minutes=rng.randint(0, 120)) for d in days]
-    months = [f"{s:%B %Y}" for s in starts]
-    sessions = [
-        Session(f"{s:%Y%m%d_%H%M%S}_{rng.getrandbits(24):06x}", index, s.timestamp())
-        for s in starts
-    ]
-    facts = _plan_facts(rng, cast, months)
-    lines: list[list[tuple[str, _Fact | None]]] = [[] for _ in range(n)]
-    for fact in facts:
-        text = _fill(rng.choice(fact.topic.facts), fact.person, cue=fact.cue, answer=fact.answer)
-        lines[fact.gold].append((text, fact))
-        for s in fact.near_in:
-            lines[s].append((_near_text(rng, fact), None))
-    gold_turns: dict[int, tuple[str, int]] = {}
-    for s, session in enumerate(sessions):
-        pairs = rng.randint(6, 10)
-        slots: dict[int, list[tuple[str, _Fact | None]]] = {}
-        for line in lines[s]:
-            slots.setdefault(rng.randrange(pairs), []).append(line)
-        for turn in range(pairs):
-            said = slots.get(turn, [])
-            parts = [f"{rng.choice(OPENERS)} {text}".strip() for text, _ in said]
-            if not said or rng.random() < 0.3:
-                parts.append(_filler(rng, cast, 1 if said else rng.randint(1, 3)))
-            for _, fact in said:
-                if fact is not None:
-                    gold_turns[id(fact)] = (session.sid, len(session.turns))
-            session.turns.append(("user", " ".join(parts)))
-            # the reply sometimes names the person just talked about: a near-match turn
-            echo = next((f.person for _, f in said if f is not None), rng.choice(cast))
-            session.turns.append(("assistant", rng.choice(ASSISTANT_LINES).format(other=echo[0])))
-    questions = []
-    for fact in facts:
-        template = rng.choice(fact.topic.questions[fact.kind])
-        text, tags, form = _question(fact, template, months[fact.gold])
-        if sum(1 for s in fact.near_in if s > fact.gold) >= BURIED_MIN:
-            tags.append("buried")
-        gold = ((sessions[fact.gold].sid,), (gold_turns[id(fact)],))
-        questions.append(
-            Question(text, tuple(tags), *gold, index, fact.topic.key, fact.person[0], form)
-        )
-    return sessions, questions
-
-
-def generate(conversations: int = 12, sessions: int = 20, seed: int = 11) -> Corpus:
-    """The corpus for ``seed``: the same arguments always give the same corpus."""
-    rng = random.Random(f"search-recall:{seed}")
-    people = list(PEOPLE)
-    rng.shuffle(people)
-    all_sessions: list[Session] = []
-    questions: list[Question] = []
-    for c in range(conversations):
-        # distinct first names across conversations while the name list lasts
-        cast = [people[(c * CAST + i) % len(people)] for i in range(CAST)]
-        found = _conversation(random.Random(f"search-recall:{seed}:{c}"), c, sessions, cast)
-        all_sessions += found[0]
-        questions += found[1]
-    all_sessions.sort(key=lambda s: (s.start, s.sid))
-    return Corpus(all_sessions, questions)
+STEP_SECONDS = 90.0
+"""Seconds between the messages of a session."""
 
 
 # -- loading ----------------------------------------------------------------------------
@@ -248,18 +67,17 @@ def load_store(path: Path, corpus: Corpus) -> tuple[SessionStore, dict[tuple[str
             session.sid, [{"role": role, "content": text} for role, text in session.turns]
         )
         ids.update({(session.sid, i): mid for i, mid in enumerate(got)})
-    step = 90.0  # seconds between messages of a session
 
     def stamp(con: apsw.Connection) -> None:
         con.executemany(
             "UPDATE sessions SET started_at = ?, ended_at = ?, end_reason = 'new_session'"
             " WHERE id = ?",
-            [(s.start, s.start + step * len(s.turns), s.sid) for s in corpus.sessions],
+            [(s.start, s.start + STEP_SECONDS * len(s.turns), s.sid) for s in corpus.sessions],
         )
         con.executemany(
             "UPDATE messages SET timestamp = ? WHERE id = ?",
             [
-                (s.start + step * i, ids[(s.sid, i)])
+                (s.start + STEP_SECONDS * i, ids[(s.sid, i)])
                 for s in corpus.sessions
                 for i in range(len(s.turns))
             ],
@@ -314,7 +132,7 @@ def baseline_sessions(con: apsw.Connection, question: str, k: int = 5) -> list[s
     return [row[0] for row in con.execute(sql, (baseline_query(question), k))]
 
 
-def match_auto(fn: Callable[..., Any]) -> dict[str, str]:
+def match_auto(fn: Callable[..., Any]) -> dict[str, Any]:
     """``{"match": "auto"}`` when ``fn`` takes a ``match`` argument (the issue 11 API), else
     nothing: the call then runs with the library's current default behaviour."""
     return {"match": "auto"} if "match" in inspect.signature(fn).parameters else {}
@@ -330,8 +148,8 @@ class OurSearch:
         self.session_kwargs = match_auto(self.tool.search)
 
     def describe(self) -> dict[str, str]:
-        def mode(found: dict[str, str]) -> str:
-            return "match='auto'" if found else "current default (no match parameter)"
+        def mode(found: dict[str, Any]) -> str:
+            return "match='auto'" if found else "no match parameter: the library's default"
 
         tool_mode = self.session_kwargs or match_auto(SessionSearch)
         return {
@@ -381,15 +199,16 @@ def score(
     questions: Sequence[Question],
     rankings: Sequence[Ranking],
     ids: dict[tuple[str, int], int],
-) -> dict[str, dict[str, float | int]]:
-    """Per tag: the question count and the share of questions each metric finds."""
+) -> dict[str, dict[str, float | int | None]]:
+    """Per tag: the question count and the share of its questions each metric finds
+    (``None`` for a tag no question has: unknown, not zero)."""
     found = [hits(q, r, ids) for q, r in zip(questions, rankings, strict=True)]
-    table: dict[str, dict[str, float | int]] = {}
+    table: dict[str, dict[str, float | int | None]] = {}
     for tag in TAGS:
         rows = [f for q, f in zip(questions, found, strict=True) if tag in q.tags]
         table[tag] = {"n": len(rows)}
         for metric in ("session@1", "session@5", "turn@5"):
-            table[tag][metric] = sum(r[metric] for r in rows) / len(rows) if rows else math.nan
+            table[tag][metric] = sum(r[metric] for r in rows) / len(rows) if rows else None
     return table
 
 
@@ -431,9 +250,15 @@ def rank_all(
 
 
 def run(conversations: int, sessions: int, seed: int, workdir: Path) -> dict[str, Any]:
-    """Generate, load both systems, ask every question of both; the report as a dict."""
+    """Generate the corpus for ``seed`` and :func:`evaluate` it in ``workdir``."""
     t0 = time.perf_counter()
-    corpus = generate(conversations, sessions, seed)
+    report = evaluate(generate(conversations, sessions, seed), workdir)
+    config = {"conversations": conversations, "sessions": sessions, "seed": seed}
+    return {"config": config, **report, "seconds": round(time.perf_counter() - t0, 2)}
+
+
+def evaluate(corpus: Corpus, workdir: Path) -> dict[str, Any]:
+    """Load ``corpus`` into both systems, ask every question of both; the report as a dict."""
     store, ids = load_store(workdir / "state.db", corpus)
     base = load_baseline(workdir / "baseline.db", corpus, ids)
     try:
@@ -449,7 +274,6 @@ def run(conversations: int, sessions: int, seed: int, workdir: Path) -> dict[str
         store.close()
         base.close()
     return {
-        "config": {"conversations": conversations, "sessions": sessions, "seed": seed},
         "corpus": {
             "sessions": len(corpus.sessions),
             "messages": len(ids),
@@ -468,12 +292,11 @@ def run(conversations: int, sessions: int, seed: int, workdir: Path) -> dict[str
             "sqlite": apsw.sqlite_lib_version(),
             "platform": platform.platform(),
         },
-        "seconds": round(time.perf_counter() - t0, 2),
     }
 
 
-def _pct(value: float | int) -> str:
-    return "n/a" if isinstance(value, float) and math.isnan(value) else f"{100 * value:.1f}%"
+def _pct(value: float | int | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
 def render(report: dict[str, Any]) -> str:
