@@ -6,8 +6,8 @@ planted fact, with the gold session and the gold turn (message index) of each an
 The same arguments always give the same corpus (``random.Random`` seeded with a string,
 which does not depend on ``PYTHONHASHSEED``).
 
-Each conversation has a cast of five people (distinct first names across conversations
-while the name list lasts) and between half and one and a half times ``sessions``
+Each conversation has a cast of five people of its own (first names; once those run out,
+first names with a surname) and between half and one and a half times ``sessions``
 sessions, each on its own day between 1 May 2024 and 30 April 2025, starting between
 12:00 and 14:00 UTC (so the calendar date is the same in any time zone within 10 hours of
 UTC). About 1.2 facts per session are planted, one per (person, topic), and asked in turn
@@ -32,7 +32,7 @@ import re
 from dataclasses import dataclass, field
 from datetime import UTC, datetime, timedelta
 
-from recall_data import ASSISTANT_LINES, OPENERS, PEOPLE, TOPICS, USER_LINES, Topic
+from recall_data import ASSISTANT_LINES, OPENERS, PEOPLE, SURNAMES, TOPICS, USER_LINES, Topic
 
 __all__ = ["BURIED_MIN", "KINDS", "TAGS", "Corpus", "Question", "Session", "generate"]
 
@@ -47,6 +47,7 @@ PRONOUNS = {"f": ("she", "her", "her"), "m": ("he", "him", "his")}
 PRONOUN_WORD = re.compile(r"\b(he|she|his|her|him)\b", re.IGNORECASE)
 PUNCT_WORD = re.compile(r"\w'\w|\w-\w")
 FORM_MARK = re.compile(r"\[(\w+)\]")
+_COMMON_STARTS = {"The", "At", "For", "On", "Once", "Someone", "After"}
 
 
 @dataclass
@@ -134,6 +135,15 @@ def _near_text(rng: random.Random, fact: _Fact) -> str:
     return _fill(rng.choice(fact.topic.near), fact.person, cue=cue, answer=answer)
 
 
+def _opened(opener: str, text: str) -> str:
+    """``Oh, and the mechanic ...``: a sentence after an opener that ends in a comma goes
+    on in lower case, unless it starts with a name."""
+    first = text.split(" ", 1)[0]
+    if opener.endswith(",") and first in _COMMON_STARTS:
+        text = text[0].lower() + text[1:]
+    return f"{opener} {text}".strip()
+
+
 def _filler(rng: random.Random, cast: list[tuple[str, str]], lines: int) -> str:
     other = rng.choice(cast)
     picks = rng.sample(USER_LINES, lines)
@@ -182,7 +192,7 @@ def _conversation(
             slots.setdefault(rng.randrange(pairs), []).append(line)
         for turn in range(pairs):
             said = slots.get(turn, [])
-            parts = [f"{rng.choice(OPENERS)} {text}".strip() for text, _ in said]
+            parts = [_opened(rng.choice(OPENERS), text) for text, _ in said]
             if not said or rng.random() < 0.3:
                 parts.append(_filler(rng, cast, 1 if said else rng.randint(1, 3)))
             for _, planted in said:
@@ -205,6 +215,14 @@ def _conversation(
     return sessions, questions
 
 
+def _person(people: list[tuple[str, str]], n: int) -> tuple[str, str]:
+    """The ``n``-th person: first names in order, then again with a surname, and so on."""
+    (name, sex), rounds = people[n % len(people)], n // len(people)
+    if rounds:
+        name = f"{name} {SURNAMES[(rounds - 1) % len(SURNAMES)]}"
+    return name, sex
+
+
 def generate(conversations: int = 12, sessions: int = 20, seed: int = 11) -> Corpus:
     """The corpus for ``seed``: the same arguments always give the same corpus."""
     rng = random.Random(f"search-recall:{seed}")
@@ -213,8 +231,8 @@ def generate(conversations: int = 12, sessions: int = 20, seed: int = 11) -> Cor
     all_sessions: list[Session] = []
     questions: list[Question] = []
     for c in range(conversations):
-        # distinct first names across conversations while the name list lasts
-        cast = [people[(c * CAST + i) % len(people)] for i in range(CAST)]
+        # every conversation has its own people (names repeat only after 1,470 people)
+        cast = [_person(people, c * CAST + i) for i in range(CAST)]
         found = _conversation(random.Random(f"search-recall:{seed}:{c}"), c, sessions, cast)
         all_sessions += found[0]
         questions += found[1]

@@ -28,6 +28,7 @@ __all__ = [
     "MONTHS",
     "OPENERS",
     "PEOPLE",
+    "SURNAMES",
     "TOPICS",
     "USER_LINES",
     "Topic",
@@ -66,6 +67,32 @@ PEOPLE: tuple[tuple[str, str], ...] = tuple(
     )
     for person in pair
 )
+SURNAMES = tuple(
+    [
+        "Okafor",
+        "Lindqvist",
+        "Moreau",
+        "Tanaka",
+        "Brennan",
+        "Kowalski",
+        "Haddad",
+        "Ferreira",
+        "Novak",
+        "Achebe",
+        "Sorensen",
+        "Castillo",
+        "Ivanova",
+        "Mwangi",
+        "Rossi",
+        "Nakamura",
+        "Oduya",
+        "Petrov",
+        "Quispe",
+        "Halloran",
+    ]
+)
+"""Added to every name once the first names have all been used, so that a question about
+one conversation's Priya never matches another conversation's."""
 
 
 @dataclass(frozen=True)
@@ -360,11 +387,10 @@ TOPICS: tuple[Topic, ...] = (
     ),
     Topic(
         "plans",
-        _alts("graduation|wedding|sabbatical|retirement party|surgery|exams"),
+        _alts("graduation|wedding|sabbatical|retirement|surgery|exams"),
         _alts(
-            "a road trip along the coast|opening a pottery studio|"
-            "renting a cabin in the mountains|a cooking course in Naples|a month of sailing|"
-            "building a treehouse"
+            "a road trip along the coast|a small pottery studio|a cabin in the mountains|"
+            "a cooking course in Naples|a month of sailing|a treehouse for the kids"
         ),
         (
             "{name} is planning {answer} after the {cue}.",
@@ -376,7 +402,7 @@ TOPICS: tuple[Topic, ...] = (
         ),
         form="What is {name}'s [plan] for after the {cue}?",
         pronoun="What does {name} want to do once {pos} {cue} is over?",
-        punct="What is {name}'s post-{cue} idea?",
+        punct="What's {name}'s big idea for after the {cue}?",
         date="What plans did {name} share in {month} {year}?",
     ),
 )

@@ -62,6 +62,16 @@ def test_sizes_follow_the_options(corpus: Corpus) -> None:
     assert len(corpus.questions) >= 12 * 10
 
 
+def test_no_two_conversations_share_a_person() -> None:
+    """Past the first-name list (14 conversations of 5) names get surnames."""
+    corpus = generate(20, 2, seed=1)
+    people: dict[str, set[int]] = {}
+    for q in corpus.questions:
+        people.setdefault(q.person, set()).add(q.conversation)
+    assert all(len(conversations) == 1 for conversations in people.values())
+    assert any(" " in name for name in people)
+
+
 def test_every_tag_is_asked_and_enough_answers_are_buried(corpus: Corpus) -> None:
     counts = {tag: sum(tag in q.tags for q in corpus.questions) for tag in recall_corpus.TAGS}
     assert all(n >= 30 for n in counts.values()), counts
