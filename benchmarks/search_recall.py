@@ -212,13 +212,13 @@ def score(
     return table
 
 
-def percentile(values: Sequence[float], q: float) -> float:
-    """Nearest-rank percentile (``q`` in 0..100)."""
+def percentile(values: Sequence[float], q: float) -> float | None:
+    """Nearest-rank percentile (``q`` in 0..100); ``None`` for no values."""
     ordered = sorted(values)
-    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)]
+    return ordered[max(0, math.ceil(q / 100 * len(ordered)) - 1)] if ordered else None
 
 
-def latency(rankings: Sequence[Ranking]) -> dict[str, float]:
+def latency(rankings: Sequence[Ranking]) -> dict[str, float | None]:
     out = {}
     for kind in ("turn", "session"):
         spent = [getattr(r, f"{kind}_seconds") * 1000 for r in rankings]
@@ -299,6 +299,10 @@ def _pct(value: float | int | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
+def _ms(value: float | None) -> str:
+    return "n/a" if value is None else f"{value:.2f}"
+
+
 def render(report: dict[str, Any]) -> str:
     """Both systems side by side, as text."""
     corpus, conf = report["corpus"], report["config"]
@@ -324,10 +328,8 @@ def render(report: dict[str, Any]) -> str:
     for system in ("ours", "baseline"):
         lat = report["latency"][system]
         for kind in ("turn", "session"):
-            lines.append(
-                f"{system + ' ' + kind + 's':22}{lat[kind + '_p50_ms']:>8.2f}"
-                f"{lat[kind + '_p95_ms']:>8.2f}"
-            )
+            p50, p95 = (_ms(lat[f"{kind}_p{q}_ms"]) for q in (50, 95))
+            lines.append(f"{system + ' ' + kind + 's':22}{p50:>8}{p95:>8}")
     lines.append(f"\nwhole run: {report['seconds']} s")
     return "\n".join(lines)
 

@@ -184,6 +184,20 @@ def test_harness_scores_a_tiny_corpus_on_a_real_store_and_baseline(tmp_path: Pat
         store.close()
 
 
+def test_an_empty_corpus_reports_unknowns_not_zeros(tmp_path: Path) -> None:
+    report = search_recall.evaluate(Corpus([], []), tmp_path)
+    assert report["scores"]["ours"]["all"] == {
+        "n": 0,
+        "session@1": None,
+        "session@5": None,
+        "turn@5": None,
+    }
+    assert report["latency"]["baseline"]["turn_p95_ms"] is None
+    assert "n/a" in search_recall.render(
+        {**report, "config": {"conversations": 0, "seed": 1}, "seconds": 0}
+    )
+
+
 def test_baseline_query_ors_the_quoted_words() -> None:
     assert search_recall.baseline_query("What is Priya's go-to dish?") == (
         '"what" OR "is" OR "priya" OR "s" OR "go" OR "to" OR "dish"'
