@@ -233,3 +233,4 @@ def verify_command(
 
 # `sessions search` lives in .sessions_search, which registers itself on sessions_app
 # (imported by cli/app.py so the command exists whenever the CLI is loaded).
+from . import sessions_maintain  # noqa: E402, F401  (registers `sessions maintain`)

@@ -1,4 +1,4 @@
-"""Checking a store file for damage: SQLite's own check plus our stored invariants.
+"""Keeping a store file sound and quick: checking it, and index upkeep off the write path.
 
 :func:`verify` never changes anything. What it checks, and why each can go wrong:
 
@@ -13,15 +13,36 @@
 
 The repair for index problems is :meth:`SessionStore.rebuild_fts`; the rows themselves
 are never touched.
+
+:func:`maintain` is the upkeep an append should never pay for: merging FTS5 index segments
+(every write transaction adds one; queries read them all) and truncating the WAL. It runs
+from ``palimpsest sessions maintain`` or any background job, never from an append. The
+merging goes in bounded steps, each its own short write transaction (FTS5's ``'merge'``
+command with a page budget), so an append from another process waits at most one step,
+never a whole ``optimize``; ``optimize=True`` takes the same steps with FTS5's negative
+budget, which merges across levels until each index is a single segment.
 """
 
 from __future__ import annotations
 
+import os
+import time
+from collections.abc import Callable
+from dataclasses import asdict, dataclass, field
+from functools import partial
+from typing import Any
+
 import apsw
 
+from .db import Database
 from .schema import IS_CJK_ROW, TRIGRAM_TABLE, WORD_TABLE
 
-__all__ = ["verify"]
+__all__ = ["MERGE_STEP_PAGES", "MaintenanceReport", "maintain", "merge_step", "verify"]
+
+#: Index pages (about) one merge step writes: 512 KiB at the default 4 KiB page size. One
+#: step is one write transaction, so a concurrent append waits at most about one step;
+#: FTS5's own automerge works in units of 64 pages per index level.
+MERGE_STEP_PAGES = 128
 
 
 def _scalar(con: apsw.Connection, sql: str) -> object:
@@ -72,3 +93,100 @@ def verify(con: apsw.Connection, *, has_fts5: bool = True, has_trigram: bool = T
     ):
         problems.append(f"session {sid}: message_count is {stored} but {counted} rows are stored")
     return problems
+
+
+# -- upkeep -----------------------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class MaintenanceReport:
+    """What :func:`maintain` did.
+
+    ``merge_steps`` counts, per FTS table, the steps that merged something; ``finished``
+    is False when ``budget_seconds`` ran out with merging left to do (run it again);
+    ``wal_bytes_before``/``after`` are the ``-wal`` file's size around the checkpoint
+    (``None`` when there is no WAL file, as in rollback-journal mode).
+    """
+
+    merge_steps: dict[str, int] = field(default_factory=dict)
+    optimized: bool = False
+    finished: bool = True
+    checkpointed: bool = False
+    wal_bytes_before: int | None = None
+    wal_bytes_after: int | None = None
+    seconds: float = 0.0
+
+    def as_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+def merge_step(con: apsw.Connection, *, table: str, pages: int) -> bool:
+    """One FTS5 ``'merge'`` of about ``abs(pages)`` pages; True when it merged anything.
+
+    A positive budget merges only levels holding ``usermerge`` (4) or more segments, or
+    continues a merge already started; a negative one first puts every segment on one
+    level and merges any two, so repeating it ends in a single segment (an incremental
+    ``optimize``). FTS5 documents the test: the merge did work when ``total_changes``
+    grew by 2 or more.
+    """
+    before = con.total_changes()
+    con.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('merge', ?)", (pages,))
+    return con.total_changes() - before >= 2
+
+
+def _wal_bytes(db: Database) -> int | None:
+    try:
+        return os.stat(f"{db.path}-wal").st_size
+    except FileNotFoundError:
+        return None
+
+
+def maintain(
+    db: Database,
+    *,
+    optimize: bool = False,
+    step_pages: int = MERGE_STEP_PAGES,
+    budget_seconds: float | None = None,
+    clock: Callable[[], float] = time.monotonic,
+) -> MaintenanceReport:
+    """Merge the full-text indexes in bounded steps, then truncate the WAL.
+
+    Each step is its own write transaction through :meth:`Database.write` (so it retries
+    on a busy lock like any write); merging stops when a step finds nothing to merge or
+    when ``budget_seconds`` has passed. The checkpoint runs either way; a reader holding
+    an old snapshot can make it fail, which is reported, not raised (the next run
+    catches up). ``PRAGMA optimize`` refreshes the planner's statistics before it.
+    """
+    if step_pages < 1:
+        raise ValueError("step_pages must be at least 1")
+    started = clock()
+    tables = [
+        name
+        for name in (WORD_TABLE, TRIGRAM_TABLE)
+        if db.scalar("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,))
+    ]
+    steps = dict.fromkeys(tables, 0)
+    finished = True
+    for table in tables:
+        step = partial(merge_step, table=table, pages=-step_pages if optimize else step_pages)
+        while True:
+            if budget_seconds is not None and clock() - started >= budget_seconds:
+                finished = False
+                break
+            if not db.write(step):
+                break
+            steps[table] += 1
+        if not finished:
+            break
+    db.write(lambda con: con.execute("PRAGMA optimize").fetchall())
+    wal_before = _wal_bytes(db)
+    checkpointed = db.checkpoint("TRUNCATE")
+    return MaintenanceReport(
+        merge_steps=steps,
+        optimized=optimize and finished,
+        finished=finished,
+        checkpointed=checkpointed,
+        wal_bytes_before=wal_before,
+        wal_bytes_after=_wal_bytes(db),
+        seconds=clock() - started,
+    )
