@@ -57,6 +57,21 @@ def test_json_output_is_redacted(home: Path) -> None:
     assert hit["session_title"] == "Deploy work"
 
 
+@pytest.mark.parametrize("query", ["token", "hunter*", "hunter2secret", "my-app.config.ts"])
+def test_snippets_are_redacted_before_they_are_marked(home: Path, query: str) -> None:
+    """The issue: markers went in first, so ``>>>token<<<=hunter2secret`` escaped redaction."""
+    code, out, _ = invoke(query, "--json")
+    assert code == 0
+    hits = json.loads(out)
+    assert [h["session_id"] for h in hits] == ["alpha"]  # found, even by the secret itself
+    assert "hunter2" not in out
+    for hit in hits:
+        assert "token=[REDACTED]" in hit["snippet"].replace(">>>", "").replace("<<<", "")
+    code, table, err = invoke(query)
+    assert code == 0 and "hunter2" not in table + err
+    assert ">>>" not in table  # the table marks matches with style, not marker text
+
+
 def test_role_and_source_filters(home: Path) -> None:
     assert json.loads(invoke("rm", "--json", "--role", "assistant")[1]) == []
     assert len(json.loads(invoke("rm", "--json", "--role", "user,system")[1])) == 1

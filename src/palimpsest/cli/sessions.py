@@ -20,6 +20,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from ..compaction.redact import redact_value
 from ..config import Settings, load_settings
 from ..errors import SessionNotFoundError
 from ..messages import FORMATS, dump_transcript, render_content
@@ -35,6 +36,15 @@ sessions_app = typer.Typer(
 console = Console(highlight=False, soft_wrap=True)
 
 JsonOption = Annotated[bool, typer.Option("--json", help="Print JSON instead of a table.")]
+# `list` shows previews and titles to whoever looks, so it always redacts; `show` and
+# `export` print the user's own data verbatim unless --redact, applied before any cut.
+RedactOption = Annotated[
+    bool,
+    typer.Option(
+        "--redact",
+        help="Replace API keys, tokens and passwords with [REDACTED] (default: verbatim).",
+    ),
+]
 IdArgument = Annotated[str, typer.Argument(help="Session id (or a unique prefix of one).")]
 
 
@@ -87,6 +97,8 @@ def list_command(
     """One row per conversation, newest first (compression chains shown as their tip)."""
     with handle_errors(), open_store() as store:
         found = store.list_sessions(limit, offset, source, include_children=all_)
+    # Titles, previews, prompts: a listing shows them to whoever looks, so nothing verbatim.
+    found = [redact_value(row) for row in found]
     if as_json:
         _json(found)
         return
@@ -121,13 +133,16 @@ def show_command(
     session_id: IdArgument,
     as_json: JsonOption = False,
     width: Annotated[int, typer.Option(help="Characters of each message to show.")] = 200,
+    redact: RedactOption = False,
 ) -> None:
-    """A session's details and its messages."""
+    """A session's details and its messages (verbatim unless --redact)."""
     with handle_errors(), open_store() as store:
         sid = resolve_id(store, session_id)
         session = store.require_session(sid)
         messages = store.get_messages(sid)
         tip = store.get_compression_tip(sid)
+    if redact:  # before --width cuts anything
+        session, messages = redact_value(session), redact_value(messages)
     if as_json:
         _json({"session": session, "compression_tip": tip, "messages": messages})
         return
@@ -191,10 +206,13 @@ def export_command(
     chain: Annotated[
         bool, typer.Option("--chain", help="The whole compression chain's original messages.")
     ] = False,
+    redact: RedactOption = False,
 ) -> None:
-    """A session as an OpenAI-format JSON transcript."""
+    """A session as an OpenAI-format JSON transcript (verbatim unless --redact)."""
     with handle_errors(), open_store() as store:
         messages = store.export_session(resolve_id(store, session_id), chain=chain)
+        if redact:
+            messages = redact_value(messages)
         text = dump_transcript(messages) + "\n"
         if output is None:
             sys.stdout.write(text)

@@ -2,14 +2,18 @@
 
 Registered onto :data:`palimpsest.cli.sessions.sessions_app` when imported (``cli/app.py``
 imports it). A thin layer over :func:`palimpsest.storage.fts_query.build_search`: the
-query is sanitized and routed exactly as the library does it, ``--sql`` prints the
-statement that would run, and snippets are redacted before they are shown.
+query is sanitized and routed exactly as the library does it, and ``--sql`` prints the
+statement that would run.
+
+Snippets are not FTS5's: ``snippet()`` cuts and marks the raw text inside SQLite, and a
+``>>>match<<<`` marker inside ``password=...`` hides the secret from redaction. Each hit's
+snippet is rebuilt from its stored text with
+:func:`palimpsest.storage.search_text.hit_snippets`: redacted, then cut, then marked.
 """
 
 from __future__ import annotations
 
 import json
-import re
 import sys
 from typing import Annotated, Any
 
@@ -21,23 +25,18 @@ from rich.text import Text
 from ..compaction.redact import redact
 from ..storage.fts_query import SearchPlan, build_search, clean_query, run_search
 from ..storage.schema import fts_support
+from ..storage.search_text import Snippet, hit_snippets
 from .common import err_console, fail, handle_errors
 from .sessions import JsonOption, console, open_store, sessions_app
 
 __all__ = ["search_command"]
 
-_MARKED = re.compile(r">>>(.*?)<<<", re.DOTALL)
 
-
-def _highlight(snippet: str) -> Text:
-    """The snippet with its ``>>>match<<<`` markers shown as bold text."""
-    text = Text()
-    last = 0
-    for found in _MARKED.finditer(snippet):
-        text.append(snippet[last : found.start()])
-        text.append(found.group(1), style="bold yellow")
-        last = found.end()
-    text.append(snippet[last:])
+def _highlight(snippet: Snippet) -> Text:
+    """The snippet with its matches in bold (from its spans, not from marker text)."""
+    text = Text(snippet.text)
+    for start, end in snippet.spans:
+        text.stylize("bold yellow", start, end)
     return text
 
 
@@ -97,8 +96,9 @@ def search_command(
         plan = build_search(query, has_fts=store.has_fts5, has_trigram=store.has_trigram, **options)
         with store.connection_for_reads() as con:
             hits = run_search(con, plan)
-    for hit in hits:
-        hit["snippet"] = redact(str(hit["snippet"] or ""))
+            snippets = hit_snippets(con, hits, query)
+    for hit, snippet in zip(hits, snippets, strict=True):
+        hit["snippet"] = snippet.marked()
         if hit.get("session_title"):
             hit["session_title"] = redact(str(hit["session_title"]))
     if as_json:
@@ -109,8 +109,7 @@ def search_command(
         return
     table = Table("session", "role", "when")
     table.add_column("snippet", overflow="fold", ratio=1)
-    for hit in hits:
-        snippet = " ".join(str(hit["snippet"]).split())
+    for hit, snippet in zip(hits, snippets, strict=True):
         session = Text(str(hit["session_id"]), no_wrap=True)
         if hit.get("session_title"):
             session.append("\n" + str(hit["session_title"])[:22], style="dim")

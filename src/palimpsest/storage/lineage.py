@@ -19,6 +19,7 @@ from typing import Any
 
 import apsw
 
+from ..compaction.redact import redact
 from ..messages import content_text
 from .db import rows
 
@@ -179,7 +180,8 @@ def _preview(con: apsw.Connection, session_id: str) -> str:
     raw, is_json = found[0]
     if is_json:
         raw = content_text(json.loads(str(raw)))
-    text = " ".join(str(raw).split())
+    # Redacted before the cut: a key cut at character 60 no longer looks like a key.
+    text = " ".join(redact(str(raw)).split())
     return text[:PREVIEW_CHARS] + "..." if len(text) > PREVIEW_CHARS else text
 
 

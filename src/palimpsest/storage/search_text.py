@@ -1,28 +1,56 @@
-"""Turn a stored conversation into the text a recall summarizer reads, cut around the matches.
+"""Stored text turned into the text people and models read: redacted first, then cut and marked.
 
-A past session can be hundreds of thousands of characters; the summarizer gets a window
-of at most ``max_chars`` placed where the query's words cluster (spec SS-60, SS-61). These
-are pure functions: no store, no model, no clock except in :func:`format_when`.
+Two readers see stored messages through this module. The ``session_search`` tool sends a
+recall summarizer a window of at most ``max_chars`` of a past conversation, placed where
+the query's words cluster (spec SS-60, SS-61), and returns part of it as a preview; the
+``palimpsest sessions search`` command shows one snippet per message hit, with the matches
+marked. Both pass through :func:`palimpsest.compaction.redact.redact` *before* anything is
+cut or marked: a cut through the middle of a key leaves a fragment no pattern recognises,
+and a ``>>>match<<<`` marker inside ``password=...`` breaks the pattern that would have
+caught it. Highlighting therefore runs on redacted text, and a match inside a secret is
+simply not highlighted (the secret is gone).
+
+Everything here is a pure function except :func:`hit_texts`, which reads the hits' raw
+text from the store so their snippets are cut in Python rather than by FTS5's
+``snippet()``, which sees only the raw text.
 """
 
 from __future__ import annotations
 
 import bisect
+import contextlib
+import json
+import re
 from collections.abc import Iterable, Mapping, Sequence
+from dataclasses import dataclass
 from datetime import datetime
 from typing import Any
 
-from ..messages import content_text, tool_calls_of
-from .fts_query import query_terms
+import apsw
+
+from ..compaction.redact import REDACTED, redact
+from ..messages import call_arguments, call_name, content_text, tool_calls_of
+from .fts_query import is_cjk
+from .fts_sanitize import OPERATORS, clean_query, query_terms
 
 __all__ = [
     "EARLIER_MARKER",
     "LATER_MARKER",
+    "MARK_CLOSE",
+    "MARK_OPEN",
+    "SNIPPET_CHARS",
     "TOOL_TRUNCATED",
+    "Snippet",
     "demote_cron",
     "format_conversation",
     "format_when",
+    "highlight_spans",
+    "hit_snippets",
+    "hit_text",
+    "hit_texts",
+    "make_snippet",
     "match_positions",
+    "match_preview",
     "match_window",
     "truncate_around_matches",
 ]
@@ -51,12 +79,13 @@ def format_conversation(messages: Iterable[Mapping[str, Any]]) -> str:
     """SS-60: one ``[ROLE]: text`` block per message, joined by blank lines.
 
     Long tool results keep their first and last 250 characters; an assistant turn that
-    called tools first lists the calls.
+    called tools first lists the calls. Each message's text is redacted before that cut,
+    so a key straddling character 250 is not left half-visible.
     """
     blocks: list[str] = []
     for message in messages:
         role = str(message.get("role") or "unknown")
-        text = content_text(message.get("content"))
+        text = redact(content_text(message.get("content")))
         tool_name = message.get("name") or message.get("tool_name")
         if role == "tool" and tool_name:
             if len(text) > TOOL_CONTENT_LIMIT:
@@ -143,13 +172,28 @@ def match_window(text: str, query: str, max_chars: int) -> tuple[int, int]:
 
 
 def truncate_around_matches(full_text: str, query: str, max_chars: int = 100_000) -> str:
-    """SS-61: ``full_text`` cut to ``max_chars`` around the matches, with truncation markers."""
+    """SS-61: ``full_text``, redacted, cut to ``max_chars`` around the matches, with markers."""
+    full_text = redact(full_text)
     if len(full_text) <= max_chars:
         return full_text
     start, end = match_window(full_text, query, max_chars)
     prefix = EARLIER_MARKER if start > 0 else ""
     suffix = LATER_MARKER if end < len(full_text) else ""
     return prefix + full_text[start:end] + suffix
+
+
+def match_preview(text: str, query: str, max_chars: int) -> str:
+    """SS-64/SS-65: ``text``, redacted, cut to ``max_chars`` around the matches, no markers.
+
+    The window is :func:`match_window`'s; when it does not start at the beginning it is moved
+    forward to the next word (within 40 characters), so the preview does not open mid-word.
+    """
+    text = redact(text)
+    start, end = match_window(text, query, max_chars)
+    if start > 0:
+        space = text.find(" ", start, start + 40)
+        start = space + 1 if space != -1 else start
+    return text[start:end]
 
 
 def format_when(value: Any) -> str:
@@ -176,3 +220,209 @@ def demote_cron(hits: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
     return [h for h in hits if h.get("source") != "cron"] + [
         h for h in hits if h.get("source") == "cron"
     ]
+
+
+# -- search-hit snippets ------------------------------------------------------------------
+
+SNIPPET_CHARS = 240
+"""Characters of a hit's snippet: about the 40 tokens FTS5's ``snippet()`` shows (SS-47)."""
+MARK_OPEN = ">>>"
+MARK_CLOSE = "<<<"
+ELLIPSIS = "..."
+
+# unicode61 (the word index's tokenizer) splits on everything but letters and digits, "_"
+# included, so DB_PASSWORD holds the word "password" for highlighting as for the index.
+_WORD = re.compile(r"[^\W_]+")
+_REDACTED = re.compile(re.escape(REDACTED))
+# Enough stemming to mark "donated" for "donate" and "researching" for "research": the
+# index decides what matched, this only decides which words of a hit look like the query.
+_SUFFIXES = ("ations", "ation", "ments", "ment", "ings", "ing", "ers", "er", "es", "ed", "s")
+_SNAP_CHARS = 30
+"""How far a cut may move to land between words instead of inside one."""
+
+
+def _stem(word: str) -> str:
+    for suffix in _SUFFIXES:
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    return word[:-1] if word.endswith("e") and len(word) > 3 else word
+
+
+def _query_words(query: str) -> list[tuple[str, bool]]:
+    """The query's terms, lower-cased, each with whether it was a ``prefix*``."""
+    found: list[tuple[str, bool]] = []
+    for raw in clean_query(query).replace('"', " ").split():
+        if raw in OPERATORS or raw.startswith("NEAR("):
+            raw = raw[5:] if raw.startswith("NEAR(") else ""
+        for piece in re.split(r"[(),]", raw):
+            terms = query_terms(piece)
+            if terms:
+                found.append((terms[0], piece.rstrip(")").endswith("*")))
+    return found
+
+
+@dataclass(frozen=True)
+class Snippet:
+    """A redacted excerpt of one message and the ``[start, end)`` spans that match the query."""
+
+    text: str
+    spans: tuple[tuple[int, int], ...] = ()
+
+    def marked(self, open_mark: str = MARK_OPEN, close_mark: str = MARK_CLOSE) -> str:
+        """The text with every span wrapped in ``open_mark`` / ``close_mark``."""
+        pieces: list[str] = []
+        last = 0
+        for start, end in self.spans:
+            pieces += [self.text[last:start], open_mark, self.text[start:end], close_mark]
+            last = end
+        pieces.append(self.text[last:])
+        return "".join(pieces)
+
+
+def highlight_spans(text: str, query: str) -> list[tuple[int, int]]:
+    """Sorted, non-overlapping spans of ``text`` that match a term of ``query``.
+
+    A plain word matches a whole word of the text with the same spelling or stem (or any
+    word it begins, for ``prefix*``); a term with punctuation or CJK characters matches as
+    a case-insensitive substring. Nothing inside a ``[REDACTED]`` marker is a match. Give
+    this redacted text: it marks whatever it is given.
+    """
+    words: set[str] = set()
+    stems: set[str] = set()
+    prefixes: list[str] = []
+    found: list[tuple[int, int]] = []
+    for term, prefix in _query_words(query):
+        if _WORD.fullmatch(term) and not any(is_cjk(ch) for ch in term):
+            words.add(term)
+            stems.add(_stem(term))
+            if prefix:
+                prefixes.append(term)
+        else:
+            found += [m.span() for m in re.finditer(re.escape(term), text, re.IGNORECASE)]
+    if words:
+        # Every word that can match begins with a term's stem: let the regex engine find
+        # those (in C), then check each candidate.
+        heads = sorted(stems | set(prefixes), key=len, reverse=True)
+        candidates = re.compile(
+            r"(?<![^\W_])(?:" + "|".join(map(re.escape, heads)) + r")[^\W_]*", re.IGNORECASE
+        )
+        starts = tuple(prefixes)
+        for match in candidates.finditer(text):
+            word = match.group().lower()
+            if word in words or (starts and word.startswith(starts)) or _stem(word) in stems:
+                found.append(match.span())
+    masked = [m.span() for m in _REDACTED.finditer(text)]
+    spans: list[tuple[int, int]] = []
+    for start, end in sorted(found):
+        if any(start < m_end and m_start < end for m_start, m_end in masked):
+            continue
+        if spans and start <= spans[-1][1]:
+            spans[-1] = (spans[-1][0], max(spans[-1][1], end))
+        else:
+            spans.append((start, end))
+    return spans
+
+
+def _snippet_window(text: str, spans: Sequence[tuple[int, int]], size: int) -> tuple[int, int]:
+    """The ``[start, end)`` of at most ``size`` characters holding the most spans."""
+    if len(text) <= size:
+        return 0, len(text)
+    if not spans:
+        start = 0
+    else:
+        starts = [s for s, _ in spans]
+        start, best = 0, -1
+        for first in starts:
+            candidate = min(max(0, first - size // 4), len(text) - size)
+            count = bisect.bisect_left(starts, candidate + size) - bisect.bisect_left(
+                starts, candidate
+            )
+            if count > best:
+                start, best = candidate, count
+    end = start + size
+    inside = [span for span in spans if start <= span[0] and span[1] <= end]
+    if start > 0:
+        space = text.find(" ", start, start + _SNAP_CHARS)
+        if space != -1 and (not inside or space < inside[0][0]):
+            start = space + 1
+    if end < len(text):
+        space = text.rfind(" ", end - _SNAP_CHARS, end)
+        if space > start and (not inside or space >= inside[-1][1]):
+            end = space
+    return start, end
+
+
+def make_snippet(text: str, query: str, max_chars: int = SNIPPET_CHARS) -> Snippet:
+    """One line of ``text`` around its best matches: redacted, then cut, then marked.
+
+    Whitespace runs become single spaces. The excerpt holds at most ``max_chars`` of the
+    text, chosen to hold the most matches (starting about a quarter before the first),
+    moved to word boundaries where it can be, with ``...`` where it was cut.
+    """
+    safe = " ".join(redact(text).split())
+    spans = highlight_spans(safe, query)
+    start, end = _snippet_window(safe, spans, max(1, int(max_chars)))
+    head = ELLIPSIS if start > 0 else ""
+    shift = len(head) - start
+    kept = tuple(
+        (max(s, start) + shift, min(e, end) + shift) for s, e in spans if s < end and e > start
+    )
+    tail = ELLIPSIS if end < len(safe) else ""
+    return Snippet(head + safe[start:end] + tail, kept)
+
+
+def hit_text(row: Mapping[str, Any]) -> str:
+    """The searchable text of a ``messages`` row, readable: content, tool name, calls.
+
+    The columns are the ones the word index holds (SS-07). List content is shown as its
+    text; each tool call as ``name arguments`` with the arguments' JSON decoded once, so
+    escaped quotes do not hide ``"password": "..."`` from redaction.
+    """
+    content = row.get("content")
+    if content is not None and row.get("content_json"):
+        with contextlib.suppress(ValueError):  # not JSON after all: show it as stored
+            content = content_text(json.loads(str(content)))
+    parts = [str(content or ""), str(row.get("tool_name") or "")]
+    calls = row.get("tool_calls")
+    if calls:
+        try:
+            decoded = json.loads(str(calls))
+        except ValueError:
+            parts.append(str(calls))
+        else:
+            listed = decoded if isinstance(decoded, list) else [decoded]
+            parts += [f"{call_name(c)} {call_arguments(c)}" for c in listed]
+    return " ".join(p for p in parts if p)
+
+
+def hit_texts(connection: apsw.Connection, ids: Iterable[int]) -> dict[int, str]:
+    """``message id -> hit_text`` for the given ids (missing ids are left out)."""
+    wanted = sorted({int(i) for i in ids})
+    texts: dict[int, str] = {}
+    columns = ("id", "content", "content_json", "tool_name", "tool_calls")
+    for at in range(0, len(wanted), 500):  # stay far below SQLite's variable limit
+        chunk = wanted[at : at + 500]
+        marks = ", ".join("?" for _ in chunk)
+        cursor = connection.execute(
+            f"SELECT {', '.join(columns)} FROM messages WHERE id IN ({marks})", chunk
+        )
+        for row in cursor:
+            record = dict(zip(columns, row, strict=True))
+            texts[int(record["id"])] = hit_text(record)
+    return texts
+
+
+def hit_snippets(
+    connection: apsw.Connection,
+    hits: Sequence[Mapping[str, Any]],
+    query: str,
+    max_chars: int = SNIPPET_CHARS,
+) -> list[Snippet]:
+    """A :func:`make_snippet` for each hit (by its ``id``), in order, from the raw rows.
+
+    Use this instead of the ``snippet`` column FTS5 computes: that one is cut and marked
+    inside SQLite, on text nobody has redacted yet.
+    """
+    texts = hit_texts(connection, (h["id"] for h in hits))
+    return [make_snippet(texts.get(int(h["id"]), ""), query, max_chars) for h in hits]
