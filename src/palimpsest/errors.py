@@ -25,8 +25,9 @@ apart from "the run failed" (``RunError``: a provider, a summary, the database):
         │   ├── AuthError
         │   └── QuotaError
         └── StorageError           the SQLite store failed (path)
-            ├── DatabaseLockedError
-            └── DatabaseCorruptError
+            ├── DatabaseLockedError     another process kept the write lock past the retries
+            ├── DatabaseReadOnlyError   the file (or its directory) cannot be written
+            └── DatabaseCorruptError    damaged pages or rows (message_ids when known)
 
 Every exception carries its context as attributes; constructors never log.
 """
@@ -41,6 +42,7 @@ __all__ = [
     "ContextOverflowError",
     "DatabaseCorruptError",
     "DatabaseLockedError",
+    "DatabaseReadOnlyError",
     "MemoryCapacityError",
     "MemoryMatchError",
     "MemoryThreatError",
@@ -276,8 +278,35 @@ class StorageError(RunError):
 
 
 class DatabaseLockedError(StorageError):
-    """The database stayed locked past the retry budget."""
+    """Another process held the write lock through every retry; nothing was written."""
+
+
+class DatabaseReadOnlyError(StorageError):
+    """The database cannot be written (file, directory or filesystem); reads still work.
+
+    ``reason`` says which of them refuses the write.
+    """
+
+    def __init__(
+        self, message: str, *, path: str | Path | None = None, reason: str | None = None
+    ) -> None:
+        self.reason = reason
+        super().__init__(message, path=path)
 
 
 class DatabaseCorruptError(StorageError):
-    """The database file is not a usable SQLite database."""
+    """The database file, or some of its rows, cannot be read.
+
+    ``message_ids`` names the ``messages`` rows known to be unreadable (empty when the
+    damage is in the file's structure rather than in identified rows).
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        path: str | Path | None = None,
+        message_ids: tuple[int, ...] = (),
+    ) -> None:
+        self.message_ids = message_ids
+        super().__init__(message, path=path)

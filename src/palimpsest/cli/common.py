@@ -1,8 +1,8 @@
 """What every command shares: the stderr console and the one-line error exit.
 
 User mistakes print one line naming the fix and exit 2 without a traceback; failures of
-the run (a provider, the database) exit 1. Commands call :func:`fail` or wrap their body
-in :func:`handle_errors`.
+the run (a provider, the database: locked, read-only, damaged) exit 1, also one line.
+Commands call :func:`fail` or wrap their body in :func:`handle_errors`.
 """
 
 from __future__ import annotations
@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import NoReturn
 
+import apsw
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -43,3 +44,7 @@ def handle_errors() -> Iterator[None]:
     except OSError as exc:
         where = f"{exc.filename}: " if exc.filename else ""
         fail(f"{where}{exc.strerror or exc}", USER_ERROR_EXIT)
+    except apsw.Error as exc:
+        # The store translates SQLite's errors; one that slips through (a damaged
+        # schema, say) is still one line, not a traceback.
+        fail(f"database error: {exc}", RUN_ERROR_EXIT)

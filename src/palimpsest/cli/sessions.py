@@ -231,20 +231,29 @@ def path_command() -> None:
 @sessions_app.command("verify")
 def verify_command(
     repair: Annotated[
-        bool, typer.Option("--repair", help="Rebuild the full-text indexes from the messages.")
+        bool,
+        typer.Option(
+            "--repair",
+            help="Rebuild indexes, full-text indexes and counters from the rows; "
+            "list rows that cannot be read (they are kept).",
+        ),
     ] = False,
 ) -> None:
-    """Check the database and its full-text indexes; exit 1 when a problem remains."""
+    """Check the database, its indexes and its rows; exit 1 when a problem remains."""
     with handle_errors(), open_store() as store:
         problems = store.verify()
         if problems and repair:
-            store.rebuild_fts()
-            err_console.print("rebuilt the full-text indexes")
+            for line in store.repair():
+                err_console.print(f"repair: {line}")
             problems = store.verify()
+        elif store.read_only:
+            err_console.print(f"note: opened read-only ({store.read_only_reason})")
         counts = (store.session_count(), store.message_count())
     if problems:
         for problem in problems:
             err_console.print(f"problem: {problem}")
+        if not repair:
+            err_console.print("run 'palimpsest sessions verify --repair' to rebuild what can be")
         raise typer.Exit(1)
     typer.echo(f"ok: {counts[0]} sessions, {counts[1]} messages, {store.path}")
 

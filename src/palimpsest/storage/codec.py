@@ -25,7 +25,13 @@ from typing import Any
 
 from ..messages import Message, call_name, role_of, tool_calls_of
 
-__all__ = ["MESSAGE_COLUMNS", "count_tool_calls", "decode_row", "encode_message"]
+__all__ = [
+    "MESSAGE_COLUMNS",
+    "UnreadableValue",
+    "count_tool_calls",
+    "decode_row",
+    "encode_message",
+]
 
 #: Columns written for every message, in INSERT order (``session_id`` and ``timestamp``
 #: are supplied by the store).
@@ -63,6 +69,24 @@ _DERIVED_NAME = "_palimpsest_derived_tool_name"
 _JSON_KEYS = "_palimpsest_json_keys"
 _NO_CONTENT = "_palimpsest_no_content"
 _NULL_KEYS = "_palimpsest_null_keys"
+
+
+class UnreadableValue(ValueError):
+    """A stored column holds text that is not the JSON it was written as (damaged bytes).
+
+    ``column`` names it; the store turns this into ``DatabaseCorruptError``.
+    """
+
+    def __init__(self, column: str, exc: ValueError) -> None:
+        self.column = column
+        super().__init__(f"column {column} is not valid JSON ({exc})")
+
+
+def _loads(column: str, text: str) -> Any:
+    try:
+        return json.loads(text)
+    except ValueError as exc:
+        raise UnreadableValue(column, exc) from exc
 
 
 def _dumps(value: Any) -> str:
@@ -136,24 +160,29 @@ def encode_message(
 
 
 def decode_row(row: Mapping[str, Any]) -> Message:
-    """The message a ``messages`` row was made from (inverse of :func:`encode_message`)."""
-    extra: dict[str, Any] = json.loads(row["extra"]) if row.get("extra") else {}
+    """The message a ``messages`` row was made from (inverse of :func:`encode_message`).
+
+    Raises :class:`UnreadableValue` when a JSON column no longer parses.
+    """
+    extra: dict[str, Any] = _loads("extra", row["extra"]) if row.get("extra") else {}
+    if not isinstance(extra, dict):
+        raise UnreadableValue("extra", ValueError("not a JSON object"))
     derived = bool(extra.pop(_DERIVED_NAME, False))
     json_keys = set(extra.pop(_JSON_KEYS, ()))
     message: Message = {"role": row["role"]}
     content = row.get("content")
     if content is not None and row.get("content_json"):
-        content = json.loads(content)
+        content = _loads("content", content)
     if not extra.pop(_NO_CONTENT, False):
         message["content"] = content
     if row.get("tool_calls") is not None:
-        message["tool_calls"] = json.loads(row["tool_calls"])
+        message["tool_calls"] = _loads("tool_calls", row["tool_calls"])
     if row["role"] == "tool" and row.get("tool_name") is not None and not derived:
         message["name"] = row["tool_name"]
     for key in _PLAIN_KEYS:
         value = row.get(key)
         if value is not None:
-            message[key] = json.loads(value) if key in json_keys else value
+            message[key] = _loads(key, value) if key in json_keys else value
     if row.get("_compressed_summary"):
         message["_compressed_summary"] = True
     for key in extra.pop(_NULL_KEYS, ()):

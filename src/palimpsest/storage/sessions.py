@@ -27,12 +27,12 @@ from typing import Any
 import apsw
 
 from ..config import home_dir
-from ..errors import SessionNotFoundError
+from ..errors import DatabaseCorruptError, SessionNotFoundError
 from ..messages import Message
 from . import lineage as _lineage
 from .accounting import TokenAccounting
 from .codec import MESSAGE_COLUMNS, call_names, count_tool_calls, decode_row, encode_message
-from .db import Database, RetryPolicy, Tracer
+from .db import Database, RetryPolicy, Tracer, rows
 from .schema import FtsLayout, install_fts, open_schema, schema_version
 from .titles import escape_like, sanitize_title
 from .writes import (
@@ -98,6 +98,17 @@ class SessionStore(TokenAccounting):
     def database(self) -> Database:
         """The underlying :class:`~.db.Database` (write helper, checkpoints)."""
         return self._db
+
+    @property
+    def read_only(self) -> bool:
+        """True when the file could only be opened for reading (writes raise
+        :class:`~palimpsest.errors.DatabaseReadOnlyError`)."""
+        return self._db.read_only
+
+    @property
+    def read_only_reason(self) -> str | None:
+        """Why the file is read-only (filesystem, file, or directory), else ``None``."""
+        return self._db.read_only_reason
 
     @property
     def fts_layout(self) -> str | None:
@@ -339,14 +350,24 @@ class SessionStore(TokenAccounting):
     def get_messages(self, session_id: str, *, include_inactive: bool = False) -> list[Message]:
         """The session's messages in order, in OpenAI format (live rows only by default).
 
-        A compaction summary carries ``_compressed_summary: True``.
+        A compaction summary carries ``_compressed_summary: True``. A row whose stored
+        bytes no longer decode raises :class:`~palimpsest.errors.DatabaseCorruptError`
+        naming the damaged message ids; nothing is skipped silently.
         """
-        found = self._db.query(
-            f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM messages WHERE session_id = ?"
-            f"{'' if include_inactive else ' AND active = 1'} ORDER BY id",
-            (session_id,),
-        )
-        return [decode_row(row) for row in found]
+        try:
+            with self._db.reader() as con:
+                found = rows(
+                    con.execute(
+                        f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM messages WHERE session_id = ?"
+                        f"{'' if include_inactive else ' AND active = 1'} ORDER BY id",
+                        (session_id,),
+                    )
+                )
+                return [decode_row(row) for row in found]
+        except DatabaseCorruptError as exc:
+            from .damage import name_damaged_rows
+
+            raise name_damaged_rows(self._db, exc, session_id) from exc.__cause__
 
     # -- compression continuations and lineage ------------------------------------------
 
@@ -494,11 +515,23 @@ class SessionStore(TokenAccounting):
         return import_file(self, path, format=format, source=source, title=title)
 
     def verify(self) -> list[str]:
-        """Problems found in the file and its indexes (empty when all is well)."""
-        from .maintenance import verify
+        """Problems found in the file, its indexes and its rows (empty when all is well).
 
-        with self._db.fresh_connection() as con:
-            return verify(con, has_fts5=self.has_fts5, has_trigram=self.has_trigram)
+        Damage is reported, never raised: pages SQLite cannot read, rows whose bytes no
+        longer decode (by id), index problems. It only reads, so it also runs on a
+        read-only file and beside another process's writer.
+        """
+        from .damage import check
+
+        return check(self._db, has_fts5=self.has_fts5, has_trigram=self.has_trigram)
+
+    def repair(self) -> list[str]:
+        """Rebuild every index, both full-text indexes and the message counters from the
+        rows; list the rows that cannot be read (they are kept). One line per step, see
+        :func:`.damage.repair`."""
+        from .damage import repair
+
+        return repair(self._db, has_fts5=self.has_fts5, has_trigram=self.has_trigram)
 
     def rebuild_fts(self, layout: FtsLayout | None = None) -> None:
         """Drop, recreate and backfill both full-text indexes from ``messages`` (SS-09)."""
