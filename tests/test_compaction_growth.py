@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from compaction_helpers import asst, user
-from palimpsest.compaction.growth import exact_saving
+from palimpsest.compaction.growth import exact_saving, would_grow
 from palimpsest.tokens import ExactCounter
 
 
@@ -32,3 +32,27 @@ def test_empty_lists_count_their_framing() -> None:
     assert exact_saving(before, [], counter) == counter.count_messages(before)
     assert exact_saving([], before, counter) == -counter.count_messages(before)
     assert exact_saving(before, list(before), counter) == 0
+
+
+def test_a_rough_saving_on_non_text_parts_is_confirmed_exactly() -> None:
+    # chars/4 counts the JSON of a part that is not text; the exact counter does not count
+    # it at all. A summary replacing such a message looks like a big rough saving and is
+    # an exact growth (found by the fuzzed-list property test).
+    opaque = {"role": "user", "content": [{"not text": "P" * 4_000}]}
+    before = [opaque, asst("ok")]
+    summary = {"role": "user", "content": "summary " * 200, "_compressed_summary": True}
+    after = [summary, before[1]]
+    counter = ExactCounter()
+    assert exact_saving(before, after, counter) < 0
+    assert would_grow(
+        before, after, after=10, before=1_000, exact_counter=lambda: counter, counted_exactly=False
+    )
+    text_only = [user("P " * 2_000), before[1]]
+    assert not would_grow(
+        text_only,
+        after,
+        after=10,
+        before=1_000,
+        exact_counter=lambda: counter,
+        counted_exactly=False,
+    )

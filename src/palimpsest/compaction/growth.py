@@ -58,9 +58,26 @@ def would_grow(
         return False
     added = (m.get("content") for m in result if m.get(SUMMARY_FLAG))
     dense = any(_DENSE_SCRIPT.search(content_text(c)) for c in added)
-    if after < before * EXACT_CONFIRM_BELOW_SAVING and not dense:
+    if after < before * EXACT_CONFIRM_BELOW_SAVING and not dense and not _opaque(before_messages):
         return False
     return exact_saving(before_messages, result, exact_counter()) <= 0
+
+
+def _opaque(messages: Sequence[Mapping[str, Any]]) -> bool:
+    """Does any content hold parts that are not text? chars/4 counts their JSON, the exact
+    counter does not count them at all, so a rough saving on such input proves nothing."""
+    for message in messages:
+        content = message.get("content")
+        if content is None or isinstance(content, str):
+            continue
+        if not isinstance(content, list):
+            return True
+        for part in content:
+            if isinstance(part, str):
+                continue
+            if not (isinstance(part, Mapping) and isinstance(part.get("text"), str)):
+                return True
+    return False
 
 
 Key = frozenset[tuple[Hashable, int]]
