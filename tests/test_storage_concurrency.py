@@ -90,7 +90,8 @@ def test_four_writers_and_a_checkpointing_searcher(tmp_path: Path) -> None:
         for i in range(4):
             assert store.require_session(f"w{i}")["message_count"] == 5000
         assert store.verify() == []
-        assert len(store.search_messages("w3 batch49", limit=200)) == 100
+        # every word (match="all"): the default, auto, would fill up with either word
+        assert len(store.search_messages("w3 batch49", limit=200, match="all")) == 100
 
 
 def committed_batches(store: SessionStore) -> dict[int, int]:

@@ -21,6 +21,7 @@ from palimpsest.storage.fts_query import (
     run_search,
     sanitize_query,
 )
+from palimpsest.storage.retrieval import prepare_connection
 
 # The exact names of spec SS-03/SS-06/SS-07: one indexed column over content, tool name
 # and tool-call arguments, kept in sync by triggers.
@@ -202,17 +203,17 @@ def test_fts_sql_exact() -> None:
         " s.started_at AS session_started"
         " FROM messages_fts JOIN messages AS m ON m.id = messages_fts.rowid"
         " JOIN sessions AS s ON s.id = m.session_id"
-        " WHERE messages_fts MATCH ?"
-        " AND messages_fts.rowid >= (SELECT COALESCE(MIN(rowid), 0) FROM (SELECT rowid"
-        " FROM messages_fts WHERE messages_fts MATCH ? ORDER BY rowid DESC LIMIT ?))"
+        " WHERE messages_fts MATCH ? AND messages_fts.rowid >= ?"
         " AND m.role IN (?, ?) AND s.source IN (?)"
         " AND (m.active = 1 OR m.compacted = 1)"
         " ORDER BY messages_fts.rank LIMIT ? OFFSET ?"
     )
-    assert plan.params == ("docker", "docker", 2000, "user", "assistant", "cli", 5, 0)
-    unbounded = build_search("docker", rank_window=None)
-    assert "rowid >=" not in unbounded.sql
-    assert unbounded.params == ("docker", 20, 0)
+    # MATCH and the rowid floor are filled in at run time (candidates by rarity)
+    assert plan.params == ("docker", 0, "user", "assistant", "cli", 5, 0)
+    assert plan.budget == 2000 and build_search("docker", rank_window=None).budget is None
+    exact = build_search("git --force")
+    assert "palimpsest_exact((COALESCE(m.content, '')" in exact.sql
+    assert exact.params == ('git "--force"', 0, "--force", 20, 0)
     assert plan.fallback is not None and plan.fallback.route == "like"
 
 
@@ -279,7 +280,7 @@ def test_rows_have_all_columns_and_snippet(db: apsw.Connection) -> None:
     add(db, "the Docker build failed with exit code 137", session="a")
     rows = search(db, "docker")
     assert len(rows) == 1
-    assert set(rows[0]) == set(SEARCH_COLUMNS)
+    assert set(rows[0]) == {*SEARCH_COLUMNS, "session_rank", "session_date"}
     assert ">>>Docker<<<" in str(rows[0]["snippet"])
     assert rows[0]["session_title"] == "title a"
 
@@ -385,10 +386,13 @@ def test_fuzz_no_query_raises(fuzz_db: apsw.Connection, query: str) -> None:
         apsw.fts5query.parse_query_string(sanitized)
         for table in ("messages_fts", "messages_fts_trigram"):
             match_ids(fuzz_db, table, sanitized)  # must not raise
-    for match_any in (False, True):
-        plan = build_search(query, match_any=match_any, limit=5)
+    prepare_connection(fuzz_db)
+    for match in ("all", "any", "auto"):
+        plan = build_search(query, match=match, limit=5)  # type: ignore[arg-type]
         # execute directly: a fallback would hide a syntax error
         list(fuzz_db.execute(plan.sql, plan.params))
+        if plan.widen is not None:
+            list(fuzz_db.execute(plan.widen.sql, plan.widen.params))
 
 
 def test_through_the_real_store(tmp_path: Path) -> None:

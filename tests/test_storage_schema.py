@@ -367,7 +367,7 @@ def test_migration_keeps_only_cjk_rows_in_the_trigram_index(tmp_path: Path, layo
     }
     assert len(ids(con, f"SELECT rowid FROM {WORD_TABLE}_docsize")) == 5
     applied = [r[0] for r in con.execute("SELECT name FROM migrations ORDER BY rowid")]
-    assert applied[-1] == "m005_trigram_cjk_only"
+    assert applied[applied.index("m005_trigram_cjk_only") :] == list(schema.MIGRATIONS)[4:]
     check_integrity = (
         f"INSERT INTO {TRIGRAM_TABLE} ({TRIGRAM_TABLE}, rank) VALUES ('integrity-check', 1)"
     )

@@ -66,7 +66,8 @@ def ids(payload: dict[str, Any]) -> list[str]:
 def test_schema_shape() -> None:
     assert SESSION_SEARCH_SCHEMA["name"] == "session_search"
     props = SESSION_SEARCH_SCHEMA["parameters"]["properties"]
-    assert set(props) == {"query", "role_filter", "limit"}
+    assert set(props) == {"query", "role_filter", "limit", "match"}
+    assert props["match"]["enum"] == ["auto", "any", "all"]
     assert props["limit"]["default"] == 3 and props["limit"]["maximum"] == 5
     json.dumps(SESSION_SEARCH_SCHEMA)
 

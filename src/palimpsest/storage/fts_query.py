@@ -2,23 +2,28 @@
 
 * :func:`route_for` picks the index from the query's script, up front (SS-51..SS-53):
   three or more CJK characters per word use the trigram index, one or two use ``LIKE``,
-  everything else the ``unicode61`` word index with the query made safe by
-  :func:`~.fts_sanitize.sanitize_query` (re-exported here).
+  everything else the stemmed word index, the query reduced to words and exact forms by
+  :mod:`.query_terms` (or, with FTS5 syntax, made safe by
+  :func:`~.fts_sanitize.sanitize_query`, re-exported here) in a match mode (``all``,
+  ``any``, ``auto``).
 * :func:`build_search` builds the SQL for that route -- BM25 rank, snippet, filters and
   an unconditional ``LIMIT`` -- and :func:`run_search` executes it. Building and running
   are separate so the SQL can be tested exactly and printed by ``palimpsest sessions
-  search --sql``.
+  search --sql``. Word-index plans are run by :mod:`.retrieval` (candidates by the
+  rarest words, ``auto`` widening, session metadata).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
-from typing import Any, Literal
+from datetime import datetime
+from typing import Any
 
 import apsw
 
+from ..errors import QueryError
 from .fts_sanitize import (
     EDGE_PUNCTUATION,
     MAX_QUERY_CHARS,
@@ -26,15 +31,21 @@ from .fts_sanitize import (
     clean_query,
     has_word,
     query_terms,
+    quote_phrase,
     quote_tokens,
     sanitize_query,
 )
+from .query_terms import EXACT_FUNCTION, QueryTerms, parse_terms
+from .retrieval import run_word_plan
+from .search_plan import SEARCH_COLUMNS, MatchMode, Route, SearchPlan
 
 __all__ = [
+    "AUTO_MAX_TERMS",
     "CJK_RANGES",
     "MAX_QUERY_CHARS",
     "RANK_WINDOW",
     "SEARCH_COLUMNS",
+    "MatchMode",
     "Route",
     "SearchPlan",
     "build_search",
@@ -45,6 +56,7 @@ __all__ = [
     "route_for",
     "run_search",
     "sanitize_query",
+    "session_date",
 ]
 
 log = logging.getLogger(__name__)
@@ -56,32 +68,18 @@ LIKE_SNIPPET_BEFORE = 40
 LIKE_SNIPPET_CHARS = 120
 """SS-52: a LIKE snippet is 120 characters starting 40 before the first match."""
 
-SEARCH_COLUMNS = (
-    "id",
-    "session_id",
-    "role",
-    "snippet",
-    "timestamp",
-    "source",
-    "model",
-    "session_title",
-    "rank",
-    "tool_name",
-    "session_started",
-)
-"""The columns every plan selects, in this order, whatever its route."""
-
-Route = Literal["fts", "trigram", "like", "none"]
-
 RANK_WINDOW = 2000
-"""BM25 ranks at most this many matches, the newest ones.
+"""BM25 ranks at most this many candidate messages per query.
 
-Scoring is the cost of a broad query: every matching row's size and term positions are
-read. A natural-language question OR-ing a few common words matches tens of thousands of
-messages in a large store, and ranking them all takes seconds; the newest 2,000 matches
-are found without scoring and ranked in tens of milliseconds. Selective queries (fewer
-matches than this) are ranked exactly. For recall over one user's history, recency is
-the tie-breaker worth having."""
+Scoring is the cost of a broad query: every ranked row's size and term positions are
+read. On the word index the candidates are the rows holding the query's rarest words
+(see :mod:`.retrieval`), so an old message with the rare words is never pushed out by
+newer rows holding common ones; only when every word is that common are the newest
+matches ranked. The trigram index ranks the newest matches. Queries with fewer matches
+are ranked exactly."""
+
+AUTO_MAX_TERMS = 3
+"""``auto`` tries AND first only for queries with at most this many content terms."""
 
 # SS-52 detection ranges: CJK ideographs (+ extension A/B), CJK punctuation, kana, hangul.
 # The schema builds the trigram triggers' GLOB class from this same tuple, so a query the
@@ -154,21 +152,6 @@ def _like_terms(text: str) -> list[str]:
 
 
 # -- SQL --------------------------------------------------------------------------------
-
-
-@dataclass(frozen=True)
-class SearchPlan:
-    """The SQL for one search, its parameters, and how it was routed.
-
-    ``match`` is the FTS5 query (fts/trigram routes) or the LIKE terms joined by spaces.
-    ``fallback`` is the LIKE plan to run if the FTS statement fails anyway (SS-50).
-    """
-
-    sql: str
-    params: tuple[Any, ...]
-    route: Route
-    match: str = ""
-    fallback: SearchPlan | None = None
 
 
 def _as_list(value: str | Iterable[str] | None) -> list[str]:
@@ -278,6 +261,57 @@ def _none_plan(limit: int, offset: int) -> SearchPlan:
     return SearchPlan(sql, (limit, offset), "none")
 
 
+def _word_sql(where: list[str], exact: int) -> str:
+    """SQL over the word index: ``MATCH ?``, ``rowid >= ?``, one exact check per ``?``."""
+    table = "messages_fts"
+    select = _SELECT.format(
+        snippet=f"snippet({table}, 0, '>>>', '<<<', '...', {SNIPPET_TOKENS})",
+        rank=f"{table}.rank",
+    )
+    checks = [f"{EXACT_FUNCTION}({_INDEXED}, ?)"] * exact
+    conditions = " AND ".join([f"{table} MATCH ?", f"{table}.rowid >= ?", *checks, *where])
+    return (
+        f"{select} FROM {table} JOIN messages AS m ON m.id = {table}.rowid"
+        f" JOIN sessions AS s ON s.id = m.session_id"
+        f" WHERE {conditions} ORDER BY {table}.rank LIMIT ? OFFSET ?"
+    )
+
+
+def _word_plans(
+    text: str,
+    mode: MatchMode,
+    where: list[str],
+    params: list[Any],
+    limit: int,
+    offset: int,
+    budget: int | None,
+) -> SearchPlan:
+    """The word-index plan for ``text`` in ``mode`` (with its ``widen`` plan in auto)."""
+    terms = parse_terms(text)
+    meta = " OR ".join(quote_phrase(w) for w in terms.words)
+    common: dict[str, Any] = {
+        "budget": budget,
+        "meta_match": meta,
+        "filters": tuple(where),
+        "filter_params": tuple(params),
+    }
+
+    def plan(match: str, kind: str, found: QueryTerms | None, **extra: Any) -> SearchPlan:
+        exact = found.exact if found is not None else ()
+        sql = _word_sql(where, len(exact))
+        values = (match, 0, *exact, *params, limit, offset)
+        return SearchPlan(sql, values, "fts", match, mode=kind, terms=found, **common, **extra)
+
+    if terms.explicit or terms.count == 0:
+        return plan(sanitize_query(text, match_any=mode == "any"), "typed", None)
+    if mode == "auto" and terms.count <= AUTO_MAX_TERMS:
+        wide = plan(terms.match_any(), "any", terms) if len(terms.words) > 1 else None
+        return plan(terms.match_all(), "auto", terms, widen=wide)
+    if mode != "all":
+        return plan(terms.match_any(), "any", terms)
+    return plan(terms.match_all(), "all", terms)
+
+
 def build_search(
     query: str,
     *,
@@ -289,18 +323,22 @@ def build_search(
     exclude_session_ids: Iterable[str] = (),
     has_trigram: bool = True,
     has_fts: bool = True,
+    match: MatchMode | None = None,
     match_any: bool = False,
     rank_window: int | None = RANK_WINDOW,
 ) -> SearchPlan:
     """The :class:`SearchPlan` for ``query``; run it with :func:`run_search`.
 
     Every route selects :data:`SEARCH_COLUMNS` and ends in ``LIMIT ? OFFSET ?``.
-    Full-text routes rank by BM25 among the newest ``rank_window`` matching messages
-    (all of them when fewer match, or when ``rank_window`` is None); see
-    :data:`RANK_WINDOW`.
+    ``match`` is ``all``, ``any`` or ``auto`` (the default; ``match_any=True`` is an older
+    spelling of ``any``); see docs/search.md. BM25 ranks at most ``rank_window``
+    candidates (None: every match); see :data:`RANK_WINDOW`.
     ``role_filter``, ``source`` and ``exclude_sources`` take a list or a comma-separated
     string. A blank query gives route ``none``, whose SQL returns no rows.
     """
+    mode: MatchMode = match or ("any" if match_any else "auto")
+    if mode not in ("all", "any", "auto"):
+        raise QueryError(f"unknown match mode {mode!r}; use all, any or auto")
     limit = max(0, int(limit))
     offset = max(0, int(offset))
     text = clean_query(query)
@@ -311,33 +349,50 @@ def build_search(
     if route == "like":
         terms = _like_terms(text) if cjk_count(text) else text.split()[:32]
         return _like_plan(terms, where, params, limit, offset)
-    if route == "trigram":
-        match = _trigram_query(text)
-        table = "messages_fts_trigram"
-    else:
-        match = sanitize_query(text, match_any=match_any)
-        table = "messages_fts"
-    fallback_terms = _like_terms(text) if route == "trigram" else query_terms(text) or [text]
-    fallback = _like_plan(fallback_terms, where, params, limit, offset)
-    head: tuple[Any, ...] = (match,)
-    if rank_window is not None:
-        head = (match, match, max(1, int(rank_window)))
-    sql = _fts_sql(table, where, rank_window is not None)
-    return SearchPlan(sql, (*head, *params, limit, offset), route, match, fallback)
+    budget = None if rank_window is None else max(1, int(rank_window))
+    if route == "fts":
+        fallback = _like_plan(query_terms(text) or [text], where, params, limit, offset)
+        found = _word_plans(text, mode, where, params, limit, offset, budget)
+        return dataclasses.replace(found, fallback=fallback)
+    fts_match = _trigram_query(text)
+    table = "messages_fts_trigram"
+    fallback = _like_plan(_like_terms(text), where, params, limit, offset)
+    head: tuple[Any, ...] = (fts_match,)
+    if budget is not None:
+        head = (fts_match, fts_match, budget)
+    sql = _fts_sql(table, where, budget is not None)
+    return SearchPlan(sql, (*head, *params, limit, offset), route, fts_match, fallback)
 
 
 def run_search(connection: apsw.Connection, plan: SearchPlan) -> list[dict[str, Any]]:
-    """Execute ``plan``; rows come back as dicts keyed by :data:`SEARCH_COLUMNS`.
+    """Execute ``plan``; rows come back as dicts keyed by :data:`SEARCH_COLUMNS`, plus
+    ``session_rank`` (see :mod:`.retrieval`) and ``session_date`` (the session's start
+    as words, local time).
 
     Should the FTS statement still fail (a damaged index, an FTS5 rule this module does
     not know), the error is logged and the plan's LIKE fallback runs instead of silently
     returning nothing (SS-50).
     """
     try:
-        cursor = connection.execute(plan.sql, plan.params)
-        return [dict(zip(SEARCH_COLUMNS, row, strict=True)) for row in cursor]
+        if plan.route == "fts":
+            rows = run_word_plan(connection, plan)
+        else:
+            cursor = connection.execute(plan.sql, plan.params)
+            rows = [dict(zip(SEARCH_COLUMNS, row, strict=True)) for row in cursor]
     except apsw.SQLError as exc:
         if plan.fallback is None:
             raise
         log.warning("full-text search failed (%s); falling back to LIKE", exc)
         return run_search(connection, plan.fallback)
+    for row in rows:
+        row.setdefault("session_rank", 0.0)
+        row["session_date"] = session_date(row.get("session_started"))
+    return rows
+
+
+def session_date(epoch: Any) -> str:
+    """``Wednesday, June 07, 2023`` for epoch seconds (local time); ``""`` when unknown."""
+    try:
+        return datetime.fromtimestamp(float(epoch)).strftime("%A, %B %d, %Y")
+    except (TypeError, ValueError, OverflowError, OSError):
+        return ""

@@ -31,9 +31,12 @@ __all__ = [
     "EDGE_PUNCTUATION",
     "MAX_QUERY_CHARS",
     "OPERATORS",
+    "Token",
     "clean_query",
     "has_word",
+    "lex_query",
     "query_terms",
+    "quote_phrase",
     "quote_tokens",
     "sanitize_query",
 ]
@@ -288,6 +291,21 @@ def _lower_dangling(toks: list[_Tok]) -> list[_Tok]:
     return toks
 
 
+def lex_query(text: str) -> list[_Tok]:
+    """The cleaned tokens of ``text``: balanced, with dangling operators trimmed."""
+    toks = _balance(_lex(clean_query(text)))
+    while True:
+        tidied = _lower_dangling(_tidy(toks))
+        if tidied == toks:
+            return toks
+        toks = tidied
+
+
+def quote_phrase(text: str) -> str:
+    """``text`` as one FTS5 phrase (a bare word stays bare; operators are quoted)."""
+    return _quote(text)
+
+
 def sanitize_query(text: str, *, match_any: bool = False) -> str:
     """An FTS5 query for ``text`` that cannot raise a syntax error; ``""`` when nothing is left.
 
@@ -296,12 +314,7 @@ def sanitize_query(text: str, *, match_any: bool = False) -> str:
     widens recall for natural-language questions; BM25 still ranks rows matching more
     terms first. Explicit ``AND``/``OR``/``NOT`` always win over ``match_any``.
     """
-    toks = _balance(_lex(clean_query(text)))
-    while True:
-        tidied = _lower_dangling(_tidy(toks))
-        if tidied == toks:
-            break
-        toks = tidied
+    toks = lex_query(text)
     if not toks:
         return ""
     if match_any and _is_plain(toks) and len(toks) > 1:
@@ -341,5 +354,7 @@ def has_word(text: str) -> bool:
 
 
 OPERATORS = _OPERATORS
+Token = _Tok
+"""One lexed item of a query: a term, a quoted phrase, an operator, a parenthesis, NEAR."""
 EDGE_PUNCTUATION = _LEAD_STRIP + _TRAIL_STRIP + _EDGE_PUNCT
 """Characters stripped from the edges of a CJK-route token (brackets, quotes, 。、 ...)."""

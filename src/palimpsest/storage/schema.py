@@ -8,7 +8,7 @@ step and two processes opening the same old file never both apply it (the second
 re-checks inside its own ``BEGIN IMMEDIATE``).
 
 The full-text layer (spec SS-06, SS-07, SS-11) is two FTS5 tables, ``messages_fts``
-(unicode61) and ``messages_fts_trigram``, each with the single column ``content`` and
+(``porter`` over ``unicode61``: stemmed words) and ``messages_fts_trigram``, each with the single column ``content`` and
 ``rowid = messages.id``, kept current by triggers over the indexed text
 ``content || ' ' || tool_name || ' ' || tool_calls``. ``messages_fts`` holds every
 message; ``messages_fts_trigram`` only those whose indexed text contains a CJK character
@@ -27,7 +27,9 @@ shrinks to the few rows that need it. Two layouts exist:
 Switching layout, or finding the trigram table missing on a build that supports it,
 drops the FTS tables and triggers, recreates them and backfills from ``messages``
 (:func:`install_fts`). The FTS5 or trigram support of the SQLite build is probed, and a
-build without them still opens (search then falls back to ``LIKE``; SS-09).
+build without them still opens (search then falls back to ``LIKE``; SS-09). Session
+titles, dates and sources have their own small index, ``sessions_fts``
+(:mod:`.session_index`), rebuilt with the others.
 """
 
 from __future__ import annotations
@@ -42,6 +44,7 @@ import apsw
 from ..errors import StorageError
 from .db import Database, read_only_error
 from .fts_query import CJK_RANGES
+from .session_index import WORD_TOKENIZER, install_session_index, session_index_exists
 
 __all__ = [
     "CJK_GLOB",
@@ -204,7 +207,8 @@ def _create_index(con: apsw.Connection, table: str, layout: FtsLayout) -> None:
     command relies on: it must be given only rows the index holds, with their indexed text.
     """
     cjk_only = table == TRIGRAM_TABLE
-    tokenize = ", tokenize='trigram'" if cjk_only else ""
+    # The word index stems (porter over unicode61): "researching" finds "research".
+    tokenize = ", tokenize='trigram'" if cjk_only else f", tokenize='{WORD_TOKENIZER}'"
     new, old = _indexed_text("new"), _indexed_text("old")
     if layout == "external":
         view = _SOURCE_VIEWS[table]
@@ -256,7 +260,8 @@ def install_fts(con: apsw.Connection, layout: FtsLayout, *, with_trigram: bool) 
     (the trigram table with the CJK rows only).
 
     Runs inside the caller's transaction. Existing FTS tables, triggers and the source
-    view are dropped first, so this is also the repair for a damaged index.
+    view are dropped first, so this is also the repair for a damaged index. The session
+    metadata index (:mod:`.session_index`) is rebuilt with them.
     """
     if layout not in FTS_LAYOUTS:
         raise ValueError(f"unknown FTS layout {layout!r}; expected one of {FTS_LAYOUTS}")
@@ -265,6 +270,8 @@ def install_fts(con: apsw.Connection, layout: FtsLayout, *, with_trigram: bool) 
     _create_index(con, WORD_TABLE, layout)
     if with_trigram:
         _create_index(con, TRIGRAM_TABLE, layout)
+    if table_exists(con, "sessions"):
+        install_session_index(con)
     set_meta(con, "fts_layout", layout)
 
 
@@ -489,3 +496,29 @@ def m005_trigram_cjk_only(con: apsw.Connection) -> None:
     layout: FtsLayout = "external" if get_meta(con, "fts_layout") == "external" else "inline"
     _drop_index(con, TRIGRAM_TABLE)
     _create_index(con, TRIGRAM_TABLE, layout)
+
+
+def _word_index_stems(con: apsw.Connection) -> bool:
+    found = con.execute("SELECT sql FROM sqlite_master WHERE name = ?", (WORD_TABLE,)).fetchall()
+    return bool(found) and "porter" in str(found[0][0] or "")
+
+
+@migration
+def m006_stemmed_words_and_session_index(con: apsw.Connection) -> None:
+    """Stem the word index (``porter`` over ``unicode61``) and index session metadata.
+
+    Without stemming "research" missed "Researching" and "donate" missed "donated", the
+    largest recall loss users measured. The word index is dropped, recreated with the
+    stemming tokenizer in the file's layout and refilled from ``messages`` (the trigram
+    index is not touched). ``sessions_fts`` (title, start date as words, source) is
+    created and filled. A file whose word index already stems (a new file: m002 built it
+    so) only gets the session index when it lacks one.
+    """
+    if not fts_support(con)[0]:
+        return  # no FTS5: search runs as LIKE; open_schema installs both when FTS5 appears
+    if table_exists(con, WORD_TABLE) and not _word_index_stems(con):
+        layout: FtsLayout = "external" if get_meta(con, "fts_layout") == "external" else "inline"
+        _drop_index(con, WORD_TABLE)
+        _create_index(con, WORD_TABLE, layout)
+    if not session_index_exists(con):
+        install_session_index(con)

@@ -25,8 +25,9 @@ from ..compaction.redact import redact
 from ..config import Settings, load_settings
 from ..providers.base import ChatModel
 from .fts_query import build_search, clean_query, run_search
+from .ranking import rank_sessions
+from .search_plan import MatchMode
 from .search_text import (
-    demote_cron,
     format_conversation,
     format_when,
     match_window,
@@ -67,6 +68,7 @@ SUMMARY_TEMPERATURE = 0.1
 SUMMARY_ATTEMPTS = 3
 HIDDEN_SOURCES: tuple[str, ...] = ("tool",)
 """SS-57: sessions from these sources are never returned."""
+MATCH_MODES: tuple[MatchMode, ...] = ("auto", "any", "all")
 
 SESSION_SEARCH_SCHEMA: dict[str, Any] = {
     "name": "session_search",
@@ -95,6 +97,15 @@ SESSION_SEARCH_SCHEMA: dict[str, Any] = {
                     "e.g. 'user,assistant'. Empty searches every role."
                 ),
                 "default": "",
+            },
+            "match": {
+                "type": "string",
+                "enum": list(MATCH_MODES),
+                "description": (
+                    "auto (default): all keywords for a short keyword query when that "
+                    "finds enough, else any of the words, best first; any; all."
+                ),
+                "default": "auto",
             },
             "limit": {
                 "type": "integer",
@@ -131,6 +142,15 @@ def coerce_limit(value: Any) -> int:
     except (TypeError, ValueError):
         return DEFAULT_LIMIT
     return min(max(number, 1), MAX_LIMIT)
+
+
+def _match_mode(value: Any, default: MatchMode = "auto") -> MatchMode:
+    """A valid match mode; anything else (a model's typo) becomes ``default``."""
+    text = str(value or "").strip().lower()
+    for mode in MATCH_MODES:
+        if text == mode:
+            return mode
+    return default
 
 
 def _roles(role_filter: str | Sequence[str] | None) -> list[str] | None:
@@ -174,6 +194,7 @@ class SessionSearch:
         attempts: int = SUMMARY_ATTEMPTS,
         retry_delay: float = 1.0,
         hidden_sources: Sequence[str] = HIDDEN_SOURCES,
+        match: MatchMode = "auto",
     ) -> None:
         self.store = store
         self.model = model
@@ -185,6 +206,7 @@ class SessionSearch:
         self.attempts = max(1, int(attempts))
         self.retry_delay = max(0.0, float(retry_delay))
         self.hidden_sources = tuple(hidden_sources)
+        self.match: MatchMode = _match_mode(match)
 
     @classmethod
     def from_settings(
@@ -207,12 +229,14 @@ class SessionSearch:
         )
 
     def __call__(self, **arguments: Any) -> str:
-        """Tool-call entry point: ``query``, ``role_filter``, ``limit``, ``current_session_id``."""
+        """Tool-call entry point: ``query``, ``role_filter``, ``limit``, ``match``,
+        ``current_session_id``."""
         return self.run(
             str(arguments.get("query") or ""),
             role_filter=arguments.get("role_filter"),
             limit=arguments.get("limit", DEFAULT_LIMIT),
             current_session_id=arguments.get("current_session_id"),
+            match=arguments.get("match"),
         )
 
     def run(
@@ -221,10 +245,11 @@ class SessionSearch:
         role_filter: str | Sequence[str] | None = None,
         limit: Any = DEFAULT_LIMIT,
         current_session_id: str | None = None,
+        match: Any = None,
     ) -> str:
         """Search and return the JSON payload of SS-66 (errors are payloads too, SS-67)."""
         return json.dumps(
-            self.search(query, role_filter, limit, current_session_id), ensure_ascii=False
+            self.search(query, role_filter, limit, current_session_id, match), ensure_ascii=False
         )
 
     def search(
@@ -233,6 +258,7 @@ class SessionSearch:
         role_filter: str | Sequence[str] | None = None,
         limit: Any = DEFAULT_LIMIT,
         current_session_id: str | None = None,
+        match: Any = None,
     ) -> dict[str, Any]:
         """Like :meth:`run`, returning the payload as a dict."""
         store = self.store
@@ -247,7 +273,8 @@ class SessionSearch:
                 log.exception("listing recent sessions failed")
                 return {"success": False, "error": redact(f"Failed to list recent sessions: {exc}")}
         try:
-            return self._search(store, text, _roles(role_filter), count, current_session_id)
+            mode = _match_mode(match, self.match)
+            return self._search(store, text, _roles(role_filter), count, current_session_id, mode)
         except Exception as exc:
             log.exception("session search failed")
             return {"success": False, "error": redact(f"Search failed: {exc}")}
@@ -296,25 +323,26 @@ class SessionSearch:
     # -- keyword mode --------------------------------------------------------------------
 
     def _hits(
-        self, store: SessionStore, query: str, roles: list[str] | None, own: set[str]
+        self,
+        store: SessionStore,
+        query: str,
+        roles: list[str] | None,
+        own: set[str],
+        match: MatchMode,
     ) -> list[dict[str, Any]]:
-        """SS-46: up to 50 ranked hits, all terms first, any term when that finds nothing."""
-        for match_any in (False, True):
-            plan = build_search(
-                query,
-                role_filter=roles,
-                exclude_sources=self.hidden_sources,
-                limit=SEARCH_HITS,
-                exclude_session_ids=sorted(own),
-                has_trigram=store.has_trigram,
-                has_fts=store.has_fts5,
-                match_any=match_any,
-            )
-            with store.connection_for_reads() as con:
-                hits = run_search(con, plan)
-            if hits or plan.route != "fts":
-                return hits
-        return []
+        """SS-46: up to 50 ranked message hits (and session-metadata hits) in ``match`` mode."""
+        plan = build_search(
+            query,
+            role_filter=roles,
+            exclude_sources=self.hidden_sources,
+            limit=SEARCH_HITS,
+            exclude_session_ids=sorted(own),
+            has_trigram=store.has_trigram,
+            has_fts=store.has_fts5,
+            match=match,
+        )
+        with store.connection_for_reads() as con:
+            return run_search(con, plan)
 
     def _search(
         self,
@@ -323,18 +351,19 @@ class SessionSearch:
         roles: list[str] | None,
         limit: int,
         current: str | None,
+        match: MatchMode = "auto",
     ) -> dict[str, Any]:
         own, own_root = self._own_lineage(store, current)
-        hits = demote_cron(self._hits(store, query, roles, own))
-        roots: dict[str, str] = {}
+        hits = self._hits(store, query, roles, own, match)
         picks: dict[str, _Pick] = {}
-        for hit in hits:
-            sid = str(hit["session_id"])
+        roots: dict[str, str] = {}
+
+        def root_of(sid: str) -> str:
             if sid not in roots:
                 roots[sid] = store.lineage_root(sid)
-            root = roots[sid]
-            if root == own_root or root in picks:
-                continue  # SS-56: the caller's own lineage is already in its context
+            return roots[sid]
+
+        for root, sid in rank_sessions(hits, root_of, skip_root=own_root):
             session = store.get_session(sid)
             if session is None:
                 continue

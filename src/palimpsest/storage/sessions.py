@@ -478,8 +478,13 @@ class SessionStore(TokenAccounting):
         offset: int = 0,
         exclude_session_ids: Iterable[str] = (),
         exclude_sources: str | Iterable[str] | None = None,
+        match: str = "auto",
     ) -> list[dict[str, Any]]:
-        """Full-text hits for ``query``, best first, each with a snippet (SS-47)."""
+        """Full-text hits for ``query``, best first, each with a snippet (SS-47).
+
+        ``match``: ``auto`` (default: every term for a short keyword query when that finds
+        enough rows, else BM25 over any term), ``all`` or ``any``; see docs/search.md.
+        """
         from .fts_query import build_search, run_search
 
         plan = build_search(
@@ -492,6 +497,7 @@ class SessionStore(TokenAccounting):
             exclude_session_ids=tuple(exclude_session_ids),
             has_trigram=self.has_trigram,
             has_fts=self.has_fts5,
+            match=match,  # type: ignore[arg-type]  # checked by build_search
         )
         with self._db.reader() as con:
             return run_search(con, plan)
