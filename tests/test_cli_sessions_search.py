@@ -128,3 +128,23 @@ def test_installed_command_runs_in_a_subprocess(home: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert [h["session_id"] for h in json.loads(done.stdout)] == ["beta"]
+
+
+@pytest.mark.parametrize(
+    ("args", "mode"),
+    [
+        ((), "auto (all, then any"),
+        (("--match", "all"), "all\n"),
+        (("--match", "any"), "any\n"),
+        (("--any",), "any\n"),
+    ],
+)
+def test_match_mode_reaches_the_plan(home: Path, args: tuple[str, ...], mode: str) -> None:
+    code, out, err = invoke("deploy work", "--sql", *args)
+    assert code == 0, err
+    assert f"-- mode: {mode}" in out
+
+
+def test_an_unknown_match_mode_is_refused(home: Path) -> None:
+    code, _out, err = invoke("deploy", "--match", "most")
+    assert code == 2 and "most" in err

@@ -703,3 +703,12 @@ def test_resume_lands_on_the_tip_or_its_first_child_with_messages(store: Session
     store.append_message("F", "user", "picked up here")
     assert store.resume_target("B") == "F"
     assert store.resume_target("unknown") == "unknown"
+
+
+def test_search_messages_snippets_are_redacted_before_they_are_marked(tmp_path: Path) -> None:
+    with SessionStore(tmp_path / "state.db") as store:
+        store.create_session("s", source="cli")
+        store.append_message("s", "user", "config: password=hunter2abc for the staging box")
+        hits = store.search_messages("password staging")
+    assert hits and "hunter2abc" not in hits[0]["snippet"]
+    assert ">>>staging<<<" in hits[0]["snippet"]

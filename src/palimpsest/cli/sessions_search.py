@@ -13,6 +13,7 @@ snippet is rebuilt from its stored text with
 
 from __future__ import annotations
 
+import enum
 import json
 import sys
 from typing import Annotated, Any
@@ -46,6 +47,9 @@ def _print_sql(plan: SearchPlan) -> None:
     sys.stdout.write(f"-- route: {plan.route}\n")
     if plan.match:
         sys.stdout.write(f"-- match: {plan.match}\n")
+    if plan.mode:
+        mode = "auto (all, then any when all finds too few)" if plan.widen else plan.mode
+        sys.stdout.write(f"-- mode: {mode}\n")
 
 
 def _when(epoch: Any) -> str:
@@ -55,6 +59,14 @@ def _when(epoch: Any) -> str:
         return datetime.fromtimestamp(float(epoch)).strftime("%Y-%m-%d")
     except (TypeError, ValueError, OverflowError, OSError):
         return ""
+
+
+class MatchMode(enum.StrEnum):
+    """How the words of a query combine (docs/search.md)."""
+
+    auto = "auto"
+    all = "all"
+    any = "any"
 
 
 @sessions_app.command("search")
@@ -69,9 +81,15 @@ def search_command(
     ] = None,
     limit: Annotated[int, typer.Option("--limit", "-n", min=1, help="Hits to show.")] = 20,
     offset: Annotated[int, typer.Option(min=0, help="Hits to skip.")] = 0,
-    match_any: Annotated[
-        bool, typer.Option("--any", help="Match any of the words (OR) instead of all.")
-    ] = False,
+    match: Annotated[
+        MatchMode,
+        typer.Option(
+            "--match",
+            help="all: every word; any: BM25 over any word; auto: all for a short keyword "
+            "query when that finds enough, else any.",
+        ),
+    ] = MatchMode.auto,
+    match_any: Annotated[bool, typer.Option("--any", help="Same as --match any.")] = False,
     as_json: JsonOption = False,
     sql: Annotated[
         bool, typer.Option("--sql", help="Print the SQL that would run, and exit.")
@@ -86,7 +104,7 @@ def search_command(
         "source": source,
         "limit": limit,
         "offset": offset,
-        "match_any": match_any,
+        "match": "any" if match_any else match.value,
     }
     if sql:
         has_fts, has_trigram = fts_support(apsw.Connection(":memory:"))

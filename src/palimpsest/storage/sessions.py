@@ -484,8 +484,11 @@ class SessionStore(TokenAccounting):
 
         ``match``: ``auto`` (default: every term for a short keyword query when that finds
         enough rows, else BM25 over any term), ``all`` or ``any``; see docs/search.md.
+        Each ``snippet`` is made from the stored text redacted first, then cut and marked
+        ``>>>match<<<`` (never SQLite's own ``snippet()``, which marks raw text).
         """
         from .fts_query import build_search, run_search
+        from .search_text import hit_snippets
 
         plan = build_search(
             query,
@@ -500,7 +503,10 @@ class SessionStore(TokenAccounting):
             match=match,  # type: ignore[arg-type]  # checked by build_search
         )
         with self._db.reader() as con:
-            return run_search(con, plan)
+            hits = run_search(con, plan)
+            for hit, snippet in zip(hits, hit_snippets(con, hits, query), strict=True):
+                hit["snippet"] = snippet.marked()
+        return hits
 
     def export_session(self, session_id: str, *, chain: bool = False) -> list[Message]:
         """The session as OpenAI-format messages; see :func:`.transfer.export_messages`."""
