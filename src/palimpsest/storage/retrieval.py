@@ -13,8 +13,9 @@ the two parameters that depend on it and merges what the steps return:
   newest ``budget`` of them ranked (``rowid >= floor``). Document counts are capped
   counts of FTS5 matches (``LIMIT budget + 1``): no scoring, no vocabulary table.
 * **auto.** The ``all`` plan runs first; when it returns fewer than ``offset + limit``
-  rows the ``any`` plan fills up (rows are merged by id and ordered by BM25, which is
-  comparable because both plans rank the same phrases). When a capped count (no
+  rows the ``any`` plan fills the places left (rows are merged by id and ordered by
+  BM25; an ``any`` plan restricted to its rarest words counts them twice, so its rows
+  may score higher, but they only take the places the ``all`` rows left). When a capped count (no
   scoring) already shows fewer ``all`` rows than asked for and the ``any`` plan ranks
   every candidate, the ``any`` plan runs alone: its candidates include every ``all`` row,
   and ranking is the expensive step (FTS5's ``bm25()`` reads each phrase's whole document
