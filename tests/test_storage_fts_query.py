@@ -14,9 +14,11 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from palimpsest.storage.fts_query import (
+    CJK_RANGES,
     SEARCH_COLUMNS,
     build_search,
     cjk_count,
+    is_cjk,
     route_for,
     run_search,
     sanitize_query,
@@ -189,6 +191,17 @@ def test_cjk_count_ranges() -> None:
     assert cjk_count("数据库 データ 한국어 abc") == 9
 
 
+def test_cjk_edges_follow_the_ranges() -> None:
+    """The character class agrees with ``CJK_RANGES`` at every range's edges."""
+    for lo, hi in CJK_RANGES:
+        for code in (lo - 1, lo, hi, hi + 1):
+            inside = any(a <= code <= b for a, b in CJK_RANGES)
+            assert is_cjk(chr(code)) is inside, hex(code)
+            assert cjk_count("a" + chr(code) + "b") == int(inside)
+    assert is_cjk("") is False
+    assert cjk_count("-]^\\") == 0  # class metacharacters are not in it
+
+
 # -- the SQL ----------------------------------------------------------------------------
 
 
@@ -283,6 +296,20 @@ def test_rows_have_all_columns_and_snippet(db: apsw.Connection) -> None:
     assert set(rows[0]) == {*SEARCH_COLUMNS, "session_rank", "session_date"}
     assert ">>>Docker<<<" in str(rows[0]["snippet"])
     assert rows[0]["session_title"] == "title a"
+
+
+def test_snippets_false_skips_sqlite_snippet_only(db: apsw.Connection) -> None:
+    """Same hits, same order, same ranks; only the ``snippet`` column is left empty."""
+    for i in range(5):
+        add(db, f"the Docker build failed {'again ' * i}with exit code 137", session="a")
+    with_snippets = search(db, "docker build", limit=3)
+    plan = build_search("docker build", limit=3, snippets=False)
+    assert "snippet(" not in plan.sql
+    assert plan.widen is None or "snippet(" not in plan.widen.sql
+    without = run_search(db, plan)
+    assert [(r["id"], r["rank"]) for r in without] == [(r["id"], r["rank"]) for r in with_snippets]
+    assert all(r["snippet"] == "" for r in without)
+    assert all(">>>" in str(r["snippet"]) for r in with_snippets)
 
 
 def test_case_insensitive_and_bm25_order(db: apsw.Connection) -> None:

@@ -212,6 +212,63 @@ def test_only_common_words_rank_the_newest_budget(tmp_path: Path) -> None:
         assert all(int(r["id"]) >= floor for r in rows)
 
 
+@pytest.mark.parametrize(("matches", "budget"), [(10, 10), (11, 10), (25, 10), (3, 1)])
+def test_window_floor_at_the_budget_boundary(tmp_path: Path, matches: int, budget: int) -> None:
+    """Exactly ``budget`` matches are all ranked (floor 0); one more, and the floor is the
+    ``budget``-th newest match, so exactly ``budget`` rows are ranked."""
+    with SessionStore(tmp_path / "state.db") as store:
+        store.create_session("s")
+        ids = store.append_messages(
+            "s",
+            [{"role": "user", "content": f"deploy {i}"} for i in range(matches)]
+            + [{"role": "user", "content": "unrelated text"}],
+        )[:matches]
+        plan = build_search("deploy", match="all", rank_window=budget, limit=100)
+        with store.connection_for_reads() as con:
+            _match, floor = choose_candidates(con, plan)
+            rows = run_search(con, plan)
+        if matches <= budget:
+            assert floor == 0 and len(rows) == matches
+        else:
+            assert floor == sorted(ids)[-budget]
+            assert sorted(int(r["id"]) for r in rows) == sorted(ids)[-budget:]
+
+
+def test_rare_words_are_counted_in_one_pass(tmp_path: Path) -> None:
+    """Each word's capped count decides the candidates; counts above the budget are capped,
+    and the rarest words are kept while their counts fit."""
+    with SessionStore(tmp_path / "state.db") as store:
+        store.create_session("s")
+        rows = [{"role": "user", "content": f"alpha common {i}"} for i in range(4)]
+        rows += [{"role": "user", "content": f"beta common {i}"} for i in range(5)]
+        rows += [{"role": "user", "content": f"common filler {i}"} for i in range(40)]
+        store.append_messages("s", rows)
+        plan = build_search("alpha beta common", match="any", rank_window=10)
+        with store.connection_for_reads() as con:
+            match, floor = choose_candidates(con, plan)
+            # alpha (4) + beta (5) fit in 10; common (49) does not
+            assert match == "(alpha OR beta) AND (alpha OR beta OR common)"
+            assert floor == 0
+            narrow = build_search("alpha beta common", match="any", rank_window=8)
+            match, floor = choose_candidates(con, narrow)
+            assert match == "(alpha) AND (alpha OR beta OR common)"
+            assert floor == 0
+
+
+def test_prepare_connection_is_idempotent(tmp_path: Path) -> None:
+    """Preparing the same connection again keeps the exact check working (it is
+    registered once; registering again would expire every prepared statement)."""
+    with SessionStore(tmp_path / "state.db") as store:
+        store.create_session("s")
+        (hit,) = store.append_messages("s", [{"role": "user", "content": "git push --force"}])
+        store.append_messages("s", [{"role": "user", "content": "force of habit"}])
+        with store.connection_for_reads() as con:
+            for _ in range(3):
+                prepare_connection(con)
+                rows = run_search(con, build_search("--force"))
+                assert [int(r["id"]) for r in rows] == [hit]
+
+
 def test_session_ranking_counts_evidence_spread_over_a_session(tmp_path: Path) -> None:
     with SessionStore(tmp_path / "state.db") as store:
         store.create_session("spread")
@@ -256,3 +313,48 @@ def test_any_query_runs_without_error(
             plan = build_search(query, match=mode, rank_window=2)  # type: ignore[arg-type]
             # no fallback: a syntax error must surface here, not turn into a LIKE scan
             assert isinstance(run_search(con, dataclasses.replace(plan, fallback=None)), list)
+
+
+def test_a_query_of_hundreds_of_words_is_counted(tmp_path: Path) -> None:
+    """Word counts go several to a statement; a 2,048-character query of distinct words
+    (more than one statement's worth) still chooses candidates and runs."""
+    with SessionStore(tmp_path / "state.db") as store:
+        store.create_session("s")
+        (hit,) = store.append_messages("s", [{"role": "user", "content": "w0 w1 w2 zzz"}])
+        store.append_messages(
+            "s", [{"role": "user", "content": f"w{i % 300} filler"} for i in range(40)]
+        )
+        query = " ".join(f"w{i}" for i in range(400))[:2048]
+        plan = build_search(query, match="any", rank_window=100)
+        assert plan.terms is not None and len(plan.terms.words) > 300
+        with store.connection_for_reads() as con:
+            # every word counted (43 matches in all, within the budget): rank them all
+            assert choose_candidates(con, plan) == (plan.match, 0)
+            rows = run_search(con, plan)
+            narrow = dataclasses.replace(plan, budget=20)
+            match, floor = choose_candidates(con, narrow)
+        assert int(rows[0]["id"]) == hit
+        assert match != plan.match and floor == 0  # the rarest words' rows, all ranked
+
+
+def test_auto_keeps_an_old_and_row_when_the_widening_is_windowed(tmp_path: Path) -> None:
+    """``auto`` ranks once when the any-term candidates hold every all-term row; when the
+    any-term plan only ranks its newest rows, the old all-term row still comes back
+    (before, the fill-up rows, scored with the rare word counted twice, pushed it out)."""
+    with SessionStore(tmp_path / "state.db") as store:
+        store.create_session("s")
+        (old,) = store.append_messages("s", [{"role": "user", "content": "kafka lag spike"}])
+        store.append_messages(
+            "s",
+            [{"role": "user", "content": f"kafka topic {i}"} for i in range(20)]
+            + [{"role": "user", "content": f"lag in the ui {i}"} for i in range(20)],
+        )
+        windowed = build_search("kafka lag", limit=5, rank_window=8)
+        exhaustive = build_search("kafka lag", limit=5, rank_window=None)
+        with store.connection_for_reads() as con:
+            assert windowed.widen is not None and exhaustive.widen is not None
+            assert choose_candidates(con, windowed.widen)[1] > old  # newest rows only
+            assert choose_candidates(con, exhaustive.widen)[1] == 0
+            for plan in (windowed, exhaustive):
+                ids = [int(r["id"]) for r in run_search(con, plan)]
+                assert len(ids) == 5 and old in ids

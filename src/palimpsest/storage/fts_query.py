@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import dataclasses
 import logging
+import re
 from collections.abc import Iterable, Sequence
 from datetime import datetime
 from typing import Any
@@ -95,15 +96,19 @@ CJK_RANGES: tuple[tuple[int, int], ...] = (
 )
 
 
+# One character class for all the ranges: the router and the snippet highlighter test
+# every character of a query (per hit), so this runs in C instead of a Python loop.
+_CJK_CLASS = re.compile("[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in CJK_RANGES) + "]")
+
+
 def is_cjk(char: str) -> bool:
     """True for a character in one of the SS-52 CJK ranges."""
-    code = ord(char)
-    return any(lo <= code <= hi for lo, hi in CJK_RANGES)
+    return len(char) == 1 and _CJK_CLASS.match(char) is not None
 
 
 def cjk_count(text: str) -> int:
     """How many CJK characters ``text`` holds."""
-    return sum(1 for ch in text if is_cjk(ch))
+    return len(_CJK_CLASS.findall(text))
 
 
 # -- routing ----------------------------------------------------------------------------
@@ -199,11 +204,16 @@ _INDEXED = (
 )
 
 
-def _fts_sql(table: str, where: list[str], windowed: bool) -> str:
-    select = _SELECT.format(
-        snippet=f"snippet({table}, 0, '>>>', '<<<', '...', {SNIPPET_TOKENS})",
-        rank=f"{table}.rank",
-    )
+def _fts_snippet(table: str, snippets: bool) -> str:
+    """SQLite's ``snippet()`` for the hits, or ``''`` for callers that make their own
+    (from redacted text) and would throw it away: it re-reads each returned row."""
+    if not snippets:
+        return "''"
+    return f"snippet({table}, 0, '>>>', '<<<', '...', {SNIPPET_TOKENS})"
+
+
+def _fts_sql(table: str, where: list[str], windowed: bool, snippets: bool) -> str:
+    select = _SELECT.format(snippet=_fts_snippet(table, snippets), rank=f"{table}.rank")
     match = [f"{table} MATCH ?"]
     if windowed:
         # Rank only the newest N matches: the subquery walks the index newest-first and
@@ -261,13 +271,10 @@ def _none_plan(limit: int, offset: int) -> SearchPlan:
     return SearchPlan(sql, (limit, offset), "none")
 
 
-def _word_sql(where: list[str], exact: int) -> str:
+def _word_sql(where: list[str], exact: int, snippets: bool) -> str:
     """SQL over the word index: ``MATCH ?``, ``rowid >= ?``, one exact check per ``?``."""
     table = "messages_fts"
-    select = _SELECT.format(
-        snippet=f"snippet({table}, 0, '>>>', '<<<', '...', {SNIPPET_TOKENS})",
-        rank=f"{table}.rank",
-    )
+    select = _SELECT.format(snippet=_fts_snippet(table, snippets), rank=f"{table}.rank")
     checks = [f"{EXACT_FUNCTION}({_INDEXED}, ?)"] * exact
     conditions = " AND ".join([f"{table} MATCH ?", f"{table}.rowid >= ?", *checks, *where])
     return (
@@ -285,6 +292,7 @@ def _word_plans(
     limit: int,
     offset: int,
     budget: int | None,
+    snippets: bool,
 ) -> SearchPlan:
     """The word-index plan for ``text`` in ``mode`` (with its ``widen`` plan in auto)."""
     terms = parse_terms(text)
@@ -298,7 +306,7 @@ def _word_plans(
 
     def plan(match: str, kind: str, found: QueryTerms | None, **extra: Any) -> SearchPlan:
         exact = found.exact if found is not None else ()
-        sql = _word_sql(where, len(exact))
+        sql = _word_sql(where, len(exact), snippets)
         values = (match, 0, *exact, *params, limit, offset)
         return SearchPlan(sql, values, "fts", match, mode=kind, terms=found, **common, **extra)
 
@@ -326,13 +334,16 @@ def build_search(
     match: MatchMode | None = None,
     match_any: bool = False,
     rank_window: int | None = RANK_WINDOW,
+    snippets: bool = True,
 ) -> SearchPlan:
     """The :class:`SearchPlan` for ``query``; run it with :func:`run_search`.
 
     Every route selects :data:`SEARCH_COLUMNS` and ends in ``LIMIT ? OFFSET ?``.
     ``match`` is ``all``, ``any`` or ``auto`` (the default; ``match_any=True`` is an older
     spelling of ``any``); see docs/search.md. BM25 ranks at most ``rank_window``
-    candidates (None: every match); see :data:`RANK_WINDOW`.
+    candidates (None: every match); see :data:`RANK_WINDOW`. ``snippets=False`` leaves
+    the ``snippet`` column of the index routes empty (``''``) instead of running FTS5's
+    ``snippet()``, for callers that make their own from redacted text.
     ``role_filter``, ``source`` and ``exclude_sources`` take a list or a comma-separated
     string. A blank query gives route ``none``, whose SQL returns no rows.
     """
@@ -352,7 +363,7 @@ def build_search(
     budget = None if rank_window is None else max(1, int(rank_window))
     if route == "fts":
         fallback = _like_plan(query_terms(text) or [text], where, params, limit, offset)
-        found = _word_plans(text, mode, where, params, limit, offset, budget)
+        found = _word_plans(text, mode, where, params, limit, offset, budget, snippets)
         return dataclasses.replace(found, fallback=fallback)
     fts_match = _trigram_query(text)
     table = "messages_fts_trigram"
@@ -360,7 +371,7 @@ def build_search(
     head: tuple[Any, ...] = (fts_match,)
     if budget is not None:
         head = (fts_match, fts_match, budget)
-    sql = _fts_sql(table, where, budget is not None)
+    sql = _fts_sql(table, where, budget is not None, snippets)
     return SearchPlan(sql, (*head, *params, limit, offset), route, fts_match, fallback)
 
 

@@ -13,8 +13,13 @@ the two parameters that depend on it and merges what the steps return:
   newest ``budget`` of them ranked (``rowid >= floor``). Document counts are capped
   counts of FTS5 matches (``LIMIT budget + 1``): no scoring, no vocabulary table.
 * **auto.** The ``all`` plan runs first; when it returns fewer than ``offset + limit``
-  rows the ``any`` plan fills up (rows are merged by id and ordered by BM25, which is
-  comparable because both plans rank the same phrases).
+  rows the ``any`` plan fills the places left (rows are merged by id and ordered by
+  BM25; an ``any`` plan restricted to its rarest words counts them twice, so its rows
+  may score higher, but they only take the places the ``all`` rows left). When a capped count (no
+  scoring) already shows fewer ``all`` rows than asked for and the ``any`` plan ranks
+  every candidate, the ``any`` plan runs alone: its candidates include every ``all`` row,
+  and ranking is the expensive step (FTS5's ``bm25()`` reads each phrase's whole document
+  list for its IDF, once per ranked statement).
 * **Session metadata.** Sessions whose title, start date (as words) or source match the
   query's words add their BM25 (:data:`SESSION_WEIGHT` times it) to the rank of their
   messages' hits, and in ``any``/``auto`` a matching session none of whose messages
@@ -25,6 +30,7 @@ the two parameters that depend on it and merges what the steps return:
 from __future__ import annotations
 
 import dataclasses
+import weakref
 from typing import Any
 
 import apsw
@@ -42,65 +48,120 @@ SESSION_MATCHES = 50
 """At most this many matching sessions are read from the metadata index."""
 
 
+WORD_TABLE = "messages_fts"
+
+_PREPARED: weakref.WeakSet[apsw.Connection] = weakref.WeakSet()
+
+
 def prepare_connection(con: apsw.Connection) -> None:
-    """Register :data:`~.query_terms.EXACT_FUNCTION`, which word-index plans call."""
+    """Register :data:`~.query_terms.EXACT_FUNCTION`, which word-index plans call.
+
+    Once per connection: registering a function again expires every statement SQLite has
+    prepared on the connection, so each search would prepare its SQL afresh.
+    """
+    if con in _PREPARED:
+        return
 
     def exact(*args: Any) -> int:
         return int(exact_match(args[0], args[1]))
 
     con.create_scalar_function(EXACT_FUNCTION, exact, 2, deterministic=True)
+    _PREPARED.add(con)
 
 
-def _capped_count(con: apsw.Connection, table: str, match: str, cap: int) -> int:
-    sql = f"SELECT count(*) FROM (SELECT rowid FROM {table} WHERE {table} MATCH ? LIMIT ?)"
-    found: Any = con.execute(sql, (match, cap)).fetchall()[0][0]
-    return int(found)
+_COUNTS_PER_STATEMENT = 100
+"""Result columns per counting statement (SQLite allows 2,000 by default; a 2,048-character
+query can hold several hundred words)."""
+
+
+def _capped_counts(con: apsw.Connection, table: str, matches: list[str], cap: int) -> list[int]:
+    """How many rows match each FTS5 query in ``matches``, each count stopping at ``cap``:
+    one statement, no scoring."""
+    one = f"(SELECT count(*) FROM (SELECT rowid FROM {table} WHERE {table} MATCH ? LIMIT ?))"
+    counts: list[int] = []
+    for start in range(0, len(matches), _COUNTS_PER_STATEMENT):
+        chunk = matches[start : start + _COUNTS_PER_STATEMENT]
+        sql = "SELECT " + ", ".join([one] * len(chunk))
+        params = [value for match in chunk for value in (match, cap)]
+        found: Any = con.execute(sql, params).fetchall()[0]
+        counts += [int(n) for n in found]
+    return counts
 
 
 def _newest_floor(con: apsw.Connection, table: str, match: str, budget: int) -> int:
-    sql = (
-        f"SELECT COALESCE(MIN(rowid), 0) FROM (SELECT rowid FROM {table}"
-        f" WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT ?)"
-    )
-    found: Any = con.execute(sql, (match, budget)).fetchall()[0][0]
-    return int(found)
+    """The rowid of the ``budget``-th newest match when more than ``budget`` rows match
+    (rank only those from there on), else 0 (rank them all). Reads ``budget + 1`` rowids,
+    newest first, in one statement."""
+    sql = f"SELECT rowid FROM {table} WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT 2 OFFSET ?"
+    found: Any = con.execute(sql, (match, budget - 1)).fetchall()
+    return int(found[0][0]) if len(found) == 2 else 0
 
 
 def choose_candidates(
-    con: apsw.Connection, plan: SearchPlan, table: str = "messages_fts"
+    con: apsw.Connection, plan: SearchPlan, table: str = WORD_TABLE
 ) -> tuple[str, int]:
     """``(match, floor)`` for ``plan``: the FTS5 query to rank and the lowest rowid kept."""
     budget = plan.budget
     if budget is None:
         return plan.match, 0
-    cap = budget + 1
     match = plan.match
     terms = plan.terms
-    known_small = False
     if plan.mode == "any" and terms is not None and len(terms.words) > 1:
-        counts = {w: _capped_count(con, table, terms.match_any([w]), cap) for w in terms.words}
-        if sum(counts.values()) <= budget:
-            known_small = True
-        else:
-            rare: list[str] = []
-            total = 0
-            for word in sorted(terms.words, key=lambda w: counts[w]):
-                if rare and total + counts[word] > budget:
-                    break
-                rare.append(word)
-                total += counts[word]
-            if len(rare) < len(terms.words):
-                match = terms.match_candidates(rare)
-            known_small = total <= budget
-    if known_small or _capped_count(con, table, match, cap) <= budget:
-        return match, 0
+        found = _capped_counts(con, table, [terms.match_any([w]) for w in terms.words], budget + 1)
+        counts = dict(zip(terms.words, found, strict=True))
+        if sum(found) <= budget:
+            return match, 0
+        rare: list[str] = []
+        total = 0
+        for word in sorted(terms.words, key=lambda w: counts[w]):
+            if rare and total + counts[word] > budget:
+                break
+            rare.append(word)
+            total += counts[word]
+        if len(rare) < len(terms.words):
+            match = terms.match_candidates(rare)
+        if total <= budget:
+            return match, 0
     return match, _newest_floor(con, table, match, budget)
 
 
-def _execute(con: apsw.Connection, plan: SearchPlan, need: int) -> list[dict[str, Any]]:
-    match, floor = choose_candidates(con, plan)
+def _execute(
+    con: apsw.Connection,
+    plan: SearchPlan,
+    need: int,
+    chosen: tuple[str, int] | None = None,
+) -> list[dict[str, Any]]:
+    match, floor = chosen or choose_candidates(con, plan)
     params = (match, floor, *plan.params[2:-2], need, 0)
     return [dict(zip(SEARCH_COLUMNS, row, strict=True)) for row in con.execute(plan.sql, params)]
+
+
+def _ranked_rows(con: apsw.Connection, plan: SearchPlan, need: int) -> list[dict[str, Any]]:
+    """The plan's best ``need`` rows; in ``auto``, filled up from its ``widen`` plan.
+
+    BM25 costs more than finding rows: FTS5's ``bm25()`` reads every phrase's whole
+    document list once per statement (for its IDF), whatever the rowid window. So when
+    fewer rows hold every term than are asked for (a capped count, no scoring), widening
+    is certain, and if the ``any`` plan then ranks all its candidates (no window) those
+    include every row the ``all`` plan would return, with the same filters and exact
+    checks: the ``any`` plan runs alone, one ranked statement instead of two.
+    """
+    widen = plan.widen
+    if widen is not None and _capped_counts(con, WORD_TABLE, [plan.match], need)[0] < need:
+        chosen = choose_candidates(con, widen)
+        if chosen[1] == 0:
+            return _execute(con, widen, need, chosen)
+    rows = _execute(con, plan, need)
+    if widen is not None and len(rows) < need:
+        # Fill up only the places left: a windowed ``any`` plan that ranks the rarest
+        # word's phrases twice (see QueryTerms.match_candidates) scores its rows higher
+        # than the ``all`` plan scores the same words, which must not push out an old row
+        # holding every term.
+        seen = {r["id"] for r in rows}
+        fill = [r for r in _execute(con, widen, need) if r["id"] not in seen]
+        fill.sort(key=lambda r: (r["rank"], -int(r["id"])))
+        rows += fill[: need - len(rows)]
+    return rows
 
 
 def _first_message(
@@ -124,10 +185,7 @@ def run_word_plan(con: apsw.Connection, plan: SearchPlan) -> list[dict[str, Any]
     need = limit + offset
     if need <= 0:
         return []
-    rows = _execute(con, plan, need)
-    if plan.widen is not None and len(rows) < need:
-        seen = {r["id"] for r in rows}
-        rows += [r for r in _execute(con, plan.widen, need) if r["id"] not in seen]
+    rows = _ranked_rows(con, plan, need)
     sessions = session_matches(con, plan.meta_match, SESSION_MATCHES)
     for row in rows:
         row["session_rank"] = sessions.get(str(row["session_id"]), 0.0)

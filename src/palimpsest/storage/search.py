@@ -340,6 +340,7 @@ class SessionSearch:
             has_trigram=store.has_trigram,
             has_fts=store.has_fts5,
             match=match,
+            snippets=False,  # the tool builds its windows from redacted text
         )
         with store.connection_for_reads() as con:
             return run_search(con, plan)

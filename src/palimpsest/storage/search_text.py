@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import bisect
 import contextlib
+import functools
 import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
@@ -249,8 +250,11 @@ def _stem(word: str) -> str:
     return word[:-1] if word.endswith("e") and len(word) > 3 else word
 
 
-def _query_words(query: str) -> list[tuple[str, bool]]:
-    """The query's terms, lower-cased, each with whether it was a ``prefix*``."""
+@functools.lru_cache(maxsize=128)
+def _query_words(query: str) -> tuple[tuple[str, bool], ...]:
+    """The query's terms, lower-cased, each with whether it was a ``prefix*``.
+
+    Cached: every hit of a search asks for the same query's terms."""
     found: list[tuple[str, bool]] = []
     for raw in clean_query(query).replace('"', " ").split():
         if raw in OPERATORS or raw.startswith("NEAR("):
@@ -259,7 +263,7 @@ def _query_words(query: str) -> list[tuple[str, bool]]:
             terms = query_terms(piece)
             if terms:
                 found.append((terms[0], piece.rstrip(")").endswith("*")))
-    return found
+    return tuple(found)
 
 
 @dataclass(frozen=True)
