@@ -111,7 +111,13 @@ def search_command(
         _print_sql(build_search(query, has_fts=has_fts, has_trigram=has_trigram, **options))
         return
     with handle_errors(), open_store() as store:
-        plan = build_search(query, has_fts=store.has_fts5, has_trigram=store.has_trigram, **options)
+        plan = build_search(
+            query,
+            has_fts=store.has_fts5,
+            has_trigram=store.has_trigram,
+            snippets=False,  # made below from redacted text
+            **options,
+        )
         with store.connection_for_reads() as con:
             hits = run_search(con, plan)
             snippets = hit_snippets(con, hits, query)

@@ -501,6 +501,7 @@ class SessionStore(TokenAccounting):
             has_trigram=self.has_trigram,
             has_fts=self.has_fts5,
             match=match,  # type: ignore[arg-type]  # checked by build_search
+            snippets=False,  # replaced below by snippets made from redacted text
         )
         with self._db.reader() as con:
             hits = run_search(con, plan)
