@@ -21,8 +21,9 @@ shrinks to the few rows that need it. Two layouts exist:
 * ``inline`` (the seed design's): each FTS table stores its own copy of the text;
 * ``external`` (the default for new files since issue 11): the tables read the text
   from the views ``messages_fts_src`` (every message) and ``messages_fts_trigram_src``
-  (the CJK ones), so message text is stored once; triggers feed FTS5's ``'delete'`` command with the old text, and only for rows
-  the index holds (a ``'delete'`` of text that was never indexed corrupts the index).
+  (the CJK ones), so message text is stored once; triggers feed FTS5's ``'delete'``
+  command with the old text, and only for rows the index holds (a ``'delete'`` of text
+  that was never indexed corrupts the index).
 
 An existing file keeps the layout recorded in its ``state_meta``; only an explicit
 request (``store.fts_layout``, :meth:`SessionStore.rebuild_fts`) switches it. Switching

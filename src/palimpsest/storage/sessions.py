@@ -10,7 +10,8 @@ The file is ``$PALIMPSEST_HOME/state.db`` by default. Opening it migrates the sc
 (:mod:`.schema`); all writes go through one retrying transaction helper (:mod:`.db`), so
 several processes can write at once. Lineage walks and list projection live in
 :mod:`.lineage`, transcript export/import and maintenance in :mod:`.transfer` and
-:mod:`.maintenance`.
+:mod:`.maintenance`; the index merging and WAL checkpoints that appends never do run in
+a background thread (:mod:`.upkeep`).
 """
 
 from __future__ import annotations

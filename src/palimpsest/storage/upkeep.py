@@ -83,6 +83,7 @@ class UpkeepStats:
     checkpoints: int = 0
     locked_checkpoints: int = 0
     longest_locked_checkpoint_seconds: float = 0.0
+    deferred_checkpoints: int = 0
     checkpoint_seconds: float = 0.0
     errors: int = 0
 
@@ -231,7 +232,13 @@ class BackgroundUpkeep:
             return
         started = time.perf_counter()
         for _ in range(3):  # each pass copies what the writers added during the last one
-            frames, copied = side.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
+            try:
+                frames, copied = side.wal_checkpoint(mode=apsw.SQLITE_CHECKPOINT_PASSIVE)
+            except (apsw.BusyError, apsw.LockedError):
+                # Another connection (another process's store) is checkpointing right
+                # now, or the writer is resetting the WAL: the next pass catches up.
+                self.stats.deferred_checkpoints += 1
+                break
             self.stats.checkpoints += 1
             if copied >= frames or self._stop.is_set():
                 break
