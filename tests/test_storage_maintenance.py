@@ -47,7 +47,8 @@ def _hits(store: SessionStore, query: str) -> list[int]:
 
 @pytest.fixture(params=["inline", "external"])
 def store(request: pytest.FixtureRequest, tmp_path: Path) -> SessionStore:
-    s = SessionStore(tmp_path / "state.db", fts_layout=request.param)
+    # No background upkeep: these tests count the merge steps maintain() itself takes.
+    s = SessionStore(tmp_path / "state.db", fts_layout=request.param, background_upkeep=False)
     request.addfinalizer(s.close)
     return s
 

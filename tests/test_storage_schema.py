@@ -162,7 +162,8 @@ def test_a_delete_command_for_a_row_the_index_never_held_is_caught(text: str) ->
 
 
 def test_verify_counts_only_cjk_rows_for_the_trigram_index(tmp_path: Path) -> None:
-    with SessionStore(tmp_path / "s.db") as store:
+    # Inline: an external-content index would call the stray row corrupt instead.
+    with SessionStore(tmp_path / "s.db", fts_layout="inline") as store:
         sid = store.create_session()
         first, _ = store.append_messages(
             sid,
@@ -180,6 +181,19 @@ def test_verify_counts_only_cjk_rows_for_the_trigram_index(tmp_path: Path) -> No
         ]
         store.rebuild_fts()
         assert store.verify() == []
+
+
+@pytest.mark.parametrize("layout", LAYOUTS)
+def test_new_indexes_never_merge_inside_a_write(tmp_path: Path, layout: str) -> None:
+    with SessionStore(tmp_path / "s.db", fts_layout=layout, background_upkeep=False) as store:
+        for table in (WORD_TABLE, TRIGRAM_TABLE):
+            found = store.database.query(f"SELECT k, v FROM {table}_config WHERE k != 'version'")
+            assert {r["k"]: r["v"] for r in found} == dict(schema.FTS_WRITE_SETTINGS)
+        sid = store.create_session()
+        for i in range(40):
+            store.append_message(sid, "user", f"note {i} about the deploy")
+        assert store.verify() == []
+        assert len(store.search_messages("deploy", limit=100)) == 40
 
 
 # -- random sequences (hypothesis) ----------------------------------------------------------

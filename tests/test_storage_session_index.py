@@ -77,7 +77,7 @@ def test_a_file_written_by_schema_version_5_migrates(tmp_path: Path, layout: str
     assert "porter" not in sql
     con.close()
     with SessionStore(path) as store:
-        assert store.schema_version == len(schema.MIGRATIONS) == 6
+        assert store.schema_version == len(schema.MIGRATIONS)
         assert store.fts_layout == layout
         assert store.verify() == []
         assert len(store.get_messages("old_june")) == 3
@@ -94,4 +94,4 @@ def test_a_file_written_by_schema_version_5_migrates(tmp_path: Path, layout: str
         assert len(store.search_messages("research", match="all")) == 2
         assert store.verify() == []
     with SessionStore(path) as again:  # a second open finds nothing to do
-        assert again.schema_version == 6
+        assert again.schema_version == len(schema.MIGRATIONS)

@@ -60,7 +60,7 @@ def test_blank_database_gets_the_whole_schema(tmp_path: Path) -> None:
     with SessionStore(path) as store:
         assert store.schema_version == len(schema.MIGRATIONS)
         assert store.has_fts5 and store.has_trigram
-        assert store.fts_layout == "inline"
+        assert store.fts_layout == "external"  # the default for new files since issue 11
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
     con = apsw.Connection(str(path))
     names = {r[0] for r in con.execute("SELECT name FROM sqlite_master")}
@@ -80,6 +80,57 @@ def test_blank_database_gets_the_whole_schema(tmp_path: Path) -> None:
     applied = [r[0] for r in con.execute("SELECT name FROM migrations ORDER BY rowid")]
     assert applied == list(schema.MIGRATIONS)
     con.close()
+
+
+STORES = Path(__file__).parent / "data" / "stores"
+
+
+def _index_state(path: Path) -> tuple[list[Any], list[Any]]:
+    """The word index's definition and its segment pages: equal only if not rebuilt (the
+    structure record, id 10, holds a cookie that changes with any configuration write)."""
+    con = apsw.Connection(str(path))
+    try:
+        sql = con.execute("SELECT sql FROM sqlite_master WHERE name = 'messages_fts'").fetchall()
+        data = con.execute(
+            "SELECT id, block FROM messages_fts_data WHERE id != 10 ORDER BY id"
+        ).fetchall()
+        return sql, data
+    finally:
+        con.close()
+
+
+@pytest.mark.parametrize(
+    ("made_by", "layout"),
+    [("state_v6_inline.db", "inline"), ("state_v5_external.db", "external")],
+)
+def test_an_existing_file_keeps_its_layout_and_is_not_rebuilt(
+    tmp_path: Path, made_by: str, layout: str
+) -> None:
+    # state_v6_inline.db was written by main at e97dec0 (schema 6, the old inline default).
+    path = tmp_path / "state.db"
+    path.write_bytes((STORES / made_by).read_bytes())
+    if made_by == "state_v6_inline.db":
+        before = _index_state(path)
+    with SessionStore(path, background_upkeep=False) as store:
+        assert store.schema_version == len(schema.MIGRATIONS)
+        assert store.fts_layout == layout
+        assert store.verify() == []
+        hits = store.search_messages("researched")
+        if made_by == "state_v6_inline.db":
+            assert len(hits) == 20 and _index_state(path) == before
+            assert [h["role"] for h in store.search_messages("数据库")] == ["assistant"]
+        merging = store.database.query("SELECT k, v FROM messages_fts_config WHERE k != 'version'")
+        assert {r["k"]: r["v"] for r in merging} == {"automerge": 0, "crisismerge": 16}
+    with SessionStore(path, background_upkeep=False) as store:
+        assert store.fts_layout == layout
+
+
+def test_an_explicit_layout_still_switches_an_existing_file(tmp_path: Path) -> None:
+    path = tmp_path / "state.db"
+    path.write_bytes((STORES / "state_v6_inline.db").read_bytes())
+    with SessionStore(path, fts_layout="external") as store:
+        assert store.fts_layout == "external" and store.verify() == []
+        assert len(store.search_messages("kubernetes", limit=100)) == 60
 
 
 def test_default_path_is_under_palimpsest_home(isolated_home: Path) -> None:

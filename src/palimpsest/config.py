@@ -237,9 +237,15 @@ class StoreSettings(_Section):
 
     path: str | None = None
     """Database file; default ``$PALIMPSEST_HOME/state.db``."""
-    fts_layout: Literal["inline", "external"] = "inline"
-    """``inline``: each full-text index keeps its own copy of the text (seed layout);
-    ``external``: the indexes read the text from ``messages`` (smaller file)."""
+    fts_layout: Literal["inline", "external"] | None = None
+    """Full-text layout. Unset: a new file gets ``external`` (the indexes read the text
+    from ``messages``: about 1.8x the raw text on disk instead of 3x) and an existing
+    file keeps the layout it has. Set, the file is switched to it on open (its indexes
+    rebuilt once): ``inline`` keeps a copy of the text in each index (the seed layout)."""
+    background_upkeep: bool = True
+    """Merge the full-text indexes and checkpoint the WAL in a background thread of a
+    long-running process (started after some writes, stopped on close), so appends never
+    do it. Turn off to run ``palimpsest sessions maintain`` from a timer instead."""
 
 
 class Settings(_Section):

@@ -57,7 +57,11 @@ def db_path(settings: Settings | None = None) -> Path:
 def open_store() -> SessionStore:
     """The store at :func:`db_path`, in the configured full-text layout."""
     settings = load_settings()
-    return SessionStore(db_path(settings), fts_layout=settings.store.fts_layout)
+    return SessionStore(
+        db_path(settings),
+        fts_layout=settings.store.fts_layout,
+        background_upkeep=settings.store.background_upkeep,
+    )
 
 
 def resolve_id(store: SessionStore, session_id: str) -> str:

@@ -11,7 +11,10 @@ jobs, delegated sub-agents), so this module owns the rules that keep that safe:
   IMMEDIATE``, commit or roll back, and on ``busy``/``locked`` retries with 20-150 ms of
   random jitter, bounded in attempts and in total time (10 s by default; spec SS-14,
   SS-15); a nested call joins the outer transaction through a savepoint;
-* every 50 successful writes, and on close, a passive WAL checkpoint is attempted;
+* no checkpoint is run by the store inside a write: SQLite's own WAL autocheckpoint
+  (1,000 pages) bounds the WAL until the store's background upkeep (:mod:`.upkeep`)
+  takes over and switches it off (:meth:`Database.set_wal_autocheckpoint`); a passive
+  checkpoint is attempted on close;
 * SQLite failures are translated at this edge, once: ``DatabaseLockedError`` when the
   lock outlives the retry budget, ``DatabaseReadOnlyError`` when the file cannot be
   written, ``DatabaseCorruptError`` for damaged pages or rows whose bytes are not the
@@ -44,7 +47,8 @@ from .failures import CORRUPT_ERRORS, UNREADABLE_ROWS, corrupt_error, read_only_
 from .readonly import open_read_only, read_only_reason
 
 __all__ = [
-    "CHECKPOINT_EVERY",
+    "DEFAULT_WAL_AUTOCHECKPOINT",
+    "WAL_SIZE_LIMIT",
     "Database",
     "RetryPolicy",
     "Tracer",
@@ -60,8 +64,12 @@ T = TypeVar("T")
 Tracer = Callable[[str, Any], None]
 """Called with ``(sql, bindings)`` before every statement either connection runs."""
 
-#: Successful writes between two passive checkpoints (SS-15 step 5).
-CHECKPOINT_EVERY = 50
+#: SQLite's default WAL autocheckpoint, in pages: in force while no background upkeep runs.
+DEFAULT_WAL_AUTOCHECKPOINT = 1000
+
+#: Bytes a reset WAL file is cut back to (``PRAGMA journal_size_limit``), so one burst of
+#: writes does not leave a huge ``-wal`` file behind for good.
+WAL_SIZE_LIMIT = 4 * 1024 * 1024
 
 _BUSY_ERRORS = (apsw.BusyError, apsw.LockedError)
 _WAL_FALLBACK_MARKERS = ("locking protocol", "not authorized", "disk i/o error")
@@ -126,7 +134,7 @@ class Database:
         self._tracer = tracer
         self._write_lock = threading.RLock()
         self._read_lock = threading.RLock()
-        self._writes_since_checkpoint = 0
+        self._commit_hook: Callable[[], None] | None = None
         self.journal_mode = "wal"
         self.read_only_reason: str | None = None
         # How further connections are opened: the plain path, or the read-only URI.
@@ -230,6 +238,7 @@ class Database:
         # NORMAL in WAL mode: a crash of the process never loses a commit; a power
         # loss may drop the last few commits but never corrupts the file.
         con.execute("PRAGMA synchronous = NORMAL")
+        con.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}").fetchall()
         # The first read parses the schema (a damaged one fails here, not later) and
         # opens the WAL files (an unwritable directory fails here).
         con.execute("SELECT count(*) FROM sqlite_master").fetchall()
@@ -349,9 +358,38 @@ class Database:
                 log.debug("rollback failed on %s", self.path, exc_info=True)
 
     def _after_commit(self) -> None:
-        self._writes_since_checkpoint += 1
-        if self._writes_since_checkpoint >= CHECKPOINT_EVERY:
-            self.checkpoint()
+        # Only bookkeeping here: checkpoints and index merging never run in a write.
+        if self._commit_hook is not None:
+            self._commit_hook()
+
+    def on_commit(self, hook: Callable[[], None] | None) -> None:
+        """Call ``hook()`` after every committed :meth:`write` (``None`` removes it).
+
+        It runs on the writing thread with the write lock held, so it must be quick; the
+        background upkeep uses it to count writes and wake its thread.
+        """
+        self._commit_hook = hook
+
+    def set_wal_autocheckpoint(self, pages: int) -> None:
+        """SQLite's automatic checkpoint on the write connection after ``pages`` WAL
+        pages (0: off; the background upkeep checkpoints instead)."""
+        if self.read_only:
+            return
+        with self._write_lock:
+            self._con.wal_autocheckpoint(pages)
+
+    def open_connection(self) -> apsw.Connection:
+        """A new connection to the file with this store's settings; the caller closes it.
+
+        The background upkeep checkpoints through one, so a checkpoint never holds the
+        write lock that appends wait for.
+        """
+        con = self._connect()
+        con.execute(f"PRAGMA journal_size_limit = {WAL_SIZE_LIMIT}").fetchall()
+        # A connection opens the WAL on its first read; until then a checkpoint through
+        # it silently does nothing.
+        con.execute("SELECT count(*) FROM sqlite_master").fetchall()
+        return con
 
     def checkpoint(self, mode: str = "PASSIVE") -> bool:
         """Attempt a WAL checkpoint (``PASSIVE``, ``FULL``, ``RESTART`` or ``TRUNCATE``).
@@ -368,7 +406,6 @@ class Database:
         if self.read_only:
             return False
         with self._write_lock:
-            self._writes_since_checkpoint = 0
             try:
                 self._con.wal_checkpoint(mode=modes[mode.upper()])
             except apsw.Error:

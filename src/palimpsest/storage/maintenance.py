@@ -16,7 +16,8 @@ are never touched.
 
 :func:`maintain` is the upkeep an append should never pay for: merging FTS5 index segments
 (every write transaction adds one; queries read them all) and truncating the WAL. It runs
-from ``palimpsest sessions maintain`` or any background job, never from an append. The
+from ``palimpsest sessions maintain`` or any background job, never from an append (the
+store's own background thread, :mod:`.upkeep`, takes the same :func:`merge_step` steps). The
 merging goes in bounded steps, each its own short write transaction (FTS5's ``'merge'``
 command with a page budget), so an append from another process waits at most one step,
 never a whole ``optimize``; ``optimize=True`` takes the same steps with FTS5's negative

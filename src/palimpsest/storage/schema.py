@@ -18,14 +18,17 @@ Latin-only row could match there only through a mixed ``OR``; in exchange the tr
 index -- about one token per character, most of the insert cost and of the file --
 shrinks to the few rows that need it. Two layouts exist:
 
-* ``inline`` (the seed default): each FTS table stores its own copy of the text;
-* ``external``: the tables read the text from the views ``messages_fts_src`` (every
-  message) and ``messages_fts_trigram_src`` (the CJK ones), so message text is stored
-  once; triggers feed FTS5's ``'delete'`` command with the old text, and only for rows
-  the index holds (a ``'delete'`` of text that was never indexed corrupts the index).
+* ``inline`` (the seed design's): each FTS table stores its own copy of the text;
+* ``external`` (the default for new files since issue 11): the tables read the text
+  from the views ``messages_fts_src`` (every message) and ``messages_fts_trigram_src``
+  (the CJK ones), so message text is stored once; triggers feed FTS5's ``'delete'``
+  command with the old text, and only for rows the index holds (a ``'delete'`` of text
+  that was never indexed corrupts the index).
 
-Switching layout, or finding the trigram table missing on a build that supports it,
-drops the FTS tables and triggers, recreates them and backfills from ``messages``
+An existing file keeps the layout recorded in its ``state_meta``; only an explicit
+request (``store.fts_layout``, :meth:`SessionStore.rebuild_fts`) switches it. Switching
+layout, or finding the trigram table missing on a build that supports it, drops the FTS
+tables and triggers, recreates them and backfills from ``messages``
 (:func:`install_fts`). The FTS5 or trigram support of the SQLite build is probed, and a
 build without them still opens (search then falls back to ``LIKE``; SS-09). Session
 titles, dates and sources have their own small index, ``sessions_fts``
@@ -48,7 +51,9 @@ from .session_index import WORD_TOKENIZER, install_session_index, session_index_
 
 __all__ = [
     "CJK_GLOB",
+    "DEFAULT_FTS_LAYOUT",
     "FTS_LAYOUTS",
+    "FTS_WRITE_SETTINGS",
     "INDEXED_TEXT",
     "IS_CJK_ROW",
     "MIGRATIONS",
@@ -57,6 +62,7 @@ __all__ = [
     "FtsLayout",
     "applied_migrations",
     "cjk_condition",
+    "file_layout",
     "fts_support",
     "install_fts",
     "migration",
@@ -67,7 +73,17 @@ __all__ = [
 
 FtsLayout = Literal["inline", "external"]
 FTS_LAYOUTS: tuple[FtsLayout, ...] = ("inline", "external")
-DEFAULT_FTS_LAYOUT: FtsLayout = "inline"
+#: The layout of a new file. An existing file keeps the one recorded in its ``state_meta``
+#: (never rebuilt on open) unless a layout is asked for explicitly.
+DEFAULT_FTS_LAYOUT: FtsLayout = "external"
+
+#: FTS5 settings that keep segment merging out of the write path. ``automerge`` 0: a write
+#: never merges segments (FTS5's default merges whenever a write crosses a 64-page
+#: boundary, up to 64 pages per index level, inside the committing append: the stalls
+#: users measured); the store's background upkeep or ``palimpsest sessions maintain``
+#: merges instead (:mod:`.maintenance`). ``crisismerge`` 16 (FTS5's default, set
+#: explicitly) still bounds each index level to 16 segments when no upkeep ever runs.
+FTS_WRITE_SETTINGS: tuple[tuple[str, int], ...] = (("automerge", 0), ("crisismerge", 16))
 
 Migration = Callable[[apsw.Connection], None]
 
@@ -245,6 +261,7 @@ def _create_index(con: apsw.Connection, table: str, layout: FtsLayout) -> None:
         f"CREATE TRIGGER {table}_update AFTER UPDATE ON messages"
         f" WHEN ({old}) IS NOT ({new}){on_update};"
     )
+    configure_merging(con, table)
     if layout == "external":
         con.execute(f"INSERT INTO {table} ({table}) VALUES ('rebuild')")
     else:
@@ -253,6 +270,28 @@ def _create_index(con: apsw.Connection, table: str, layout: FtsLayout) -> None:
             f"INSERT INTO {table} (rowid, content)"
             f" SELECT m.id, {INDEXED_TEXT} FROM messages AS m{where}"
         )
+
+
+def configure_merging(con: apsw.Connection, table: str) -> None:
+    """Apply :data:`FTS_WRITE_SETTINGS` to ``table`` (stored in the file, so persistent)."""
+    for key, value in FTS_WRITE_SETTINGS:
+        con.execute(f"INSERT INTO {table} ({table}, rank) VALUES (?, ?)", (key, value))
+
+
+def file_layout(con: apsw.Connection) -> FtsLayout | None:
+    """The layout this file's word index has: from ``state_meta``, else read from the
+    table's definition (external content names its source view); ``None`` when there is
+    no word index yet."""
+    if table_exists(con, "state_meta"):
+        recorded = get_meta(con, "fts_layout")
+        if recorded == "external":
+            return "external"
+        if recorded == "inline":
+            return "inline"
+    found = con.execute("SELECT sql FROM sqlite_master WHERE name = ?", (WORD_TABLE,)).fetchall()
+    if not found:
+        return None
+    return "external" if "content=" in str(found[0][0] or "").replace(" ", "") else "inline"
 
 
 def install_fts(con: apsw.Connection, layout: FtsLayout, *, with_trigram: bool) -> None:
@@ -326,8 +365,8 @@ def open_schema(db: Database, wanted: FtsLayout | None = None) -> tuple[bool, bo
     def fts_due(con: apsw.Connection) -> bool:
         if not has_fts5 or not table_exists(con, "state_meta"):
             return has_fts5
-        current = get_meta(con, "fts_layout")
-        layout: FtsLayout = wanted or ("external" if current == "external" else DEFAULT_FTS_LAYOUT)
+        current = file_layout(con)
+        layout = wanted or current or DEFAULT_FTS_LAYOUT
         missing = not table_exists(con, WORD_TABLE) or (
             has_trigram and not table_exists(con, TRIGRAM_TABLE)
         )
@@ -358,10 +397,7 @@ def open_schema(db: Database, wanted: FtsLayout | None = None) -> tuple[bool, bo
 
     def ensure_fts(con: apsw.Connection) -> None:
         if fts_due(con):
-            current = get_meta(con, "fts_layout")
-            layout: FtsLayout = wanted or (
-                "external" if current == "external" else DEFAULT_FTS_LAYOUT
-            )
+            layout = wanted or file_layout(con) or DEFAULT_FTS_LAYOUT
             install_fts(con, layout, with_trigram=has_trigram)
 
     if has_fts5 and (due or index_due):
@@ -493,7 +529,7 @@ def m005_trigram_cjk_only(con: apsw.Connection) -> None:
     """
     if not table_exists(con, TRIGRAM_TABLE) or not fts_support(con)[1]:
         return  # open_schema creates the index (already CJK-only) once the build has trigram
-    layout: FtsLayout = "external" if get_meta(con, "fts_layout") == "external" else "inline"
+    layout = file_layout(con) or DEFAULT_FTS_LAYOUT
     _drop_index(con, TRIGRAM_TABLE)
     _create_index(con, TRIGRAM_TABLE, layout)
 
@@ -517,8 +553,25 @@ def m006_stemmed_words_and_session_index(con: apsw.Connection) -> None:
     if not fts_support(con)[0]:
         return  # no FTS5: search runs as LIKE; open_schema installs both when FTS5 appears
     if table_exists(con, WORD_TABLE) and not _word_index_stems(con):
-        layout: FtsLayout = "external" if get_meta(con, "fts_layout") == "external" else "inline"
+        layout = file_layout(con) or DEFAULT_FTS_LAYOUT
         _drop_index(con, WORD_TABLE)
         _create_index(con, WORD_TABLE, layout)
     if not session_index_exists(con):
         install_session_index(con)
+
+
+@migration
+def m007_merging_off_the_write_path(con: apsw.Connection) -> None:
+    """Stop appends from merging full-text segments (:data:`FTS_WRITE_SETTINGS`).
+
+    FTS5's automerge ran inside whichever append crossed a 64-page boundary: single
+    appends stalled for up to 170 ms at 200,000 messages. The settings live in each
+    index's ``_config`` table, so this only writes two rows per index; nothing is
+    rebuilt and the layout is kept. Merging is then done by the store's background
+    upkeep or ``palimpsest sessions maintain``.
+    """
+    if not fts_support(con)[0]:
+        return  # no FTS5 in this build: _create_index applies the settings when it appears
+    for table in (WORD_TABLE, TRIGRAM_TABLE):
+        if table_exists(con, table):
+            configure_merging(con, table)

@@ -10,7 +10,8 @@ The file is ``$PALIMPSEST_HOME/state.db`` by default. Opening it migrates the sc
 (:mod:`.schema`); all writes go through one retrying transaction helper (:mod:`.db`), so
 several processes can write at once. Lineage walks and list projection live in
 :mod:`.lineage`, transcript export/import and maintenance in :mod:`.transfer` and
-:mod:`.maintenance`.
+:mod:`.maintenance`; the index merging and WAL checkpoints that appends never do run in
+a background thread (:mod:`.upkeep`).
 """
 
 from __future__ import annotations
@@ -35,6 +36,7 @@ from .codec import MESSAGE_COLUMNS, call_names, count_tool_calls, decode_row, en
 from .db import Database, RetryPolicy, Tracer, rows
 from .schema import FtsLayout, install_fts, open_schema, schema_version
 from .titles import escape_like, sanitize_title
+from .upkeep import BackgroundUpkeep, UpkeepPolicy
 from .writes import (
     check_title_free,
     insert_continuation,
@@ -62,8 +64,12 @@ class SessionStore(TokenAccounting):
     """The session store on one SQLite file (see the module docstring).
 
     ``fts_layout`` (``"inline"`` or ``"external"``) switches the full-text layout when it
-    differs from the file's; ``None`` keeps the file's (``inline`` for a new file).
-    ``tracer`` is called with ``(sql, bindings)`` for every statement.
+    differs from the file's; ``None`` keeps the file's (``external`` for a new file).
+    ``background_upkeep`` (default on) lets the store merge its full-text indexes and
+    checkpoint the WAL in a daemon thread that starts after some writes and stops on
+    :meth:`close` (:mod:`.upkeep`; ``upkeep_policy`` tunes it); off, run
+    ``palimpsest sessions maintain`` from a timer instead. ``tracer`` is called with
+    ``(sql, bindings)`` for every statement.
     """
 
     def __init__(
@@ -73,6 +79,8 @@ class SessionStore(TokenAccounting):
         fts_layout: FtsLayout | None = None,
         tracer: Tracer | None = None,
         retry: RetryPolicy | None = None,
+        background_upkeep: bool = True,
+        upkeep_policy: UpkeepPolicy | None = None,
     ) -> None:
         self.path = Path(path).expanduser() if path is not None else default_db_path()
         self._db = Database(self.path, retry=retry, tracer=tracer)
@@ -81,12 +89,24 @@ class SessionStore(TokenAccounting):
         except BaseException:
             self._db.close()
             raise
+        self._upkeep: BackgroundUpkeep | None = None
+        if background_upkeep and not self._db.read_only:
+            self._upkeep = BackgroundUpkeep(self._db, upkeep_policy)
+            self._upkeep.attach()
 
     # -- opening, closing ----------------------------------------------------------------
 
     def close(self) -> None:
-        """Checkpoint and close the connections; the store is unusable afterwards."""
+        """Stop the background upkeep, checkpoint and close the connections; the store is
+        unusable afterwards."""
+        if self._upkeep is not None:
+            self._upkeep.stop()
         self._db.close()
+
+    @property
+    def upkeep(self) -> BackgroundUpkeep | None:
+        """The background upkeep (``None`` when off or read-only); see :mod:`.upkeep`."""
+        return self._upkeep
 
     def __enter__(self) -> SessionStore:
         return self
@@ -550,7 +570,8 @@ class SessionStore(TokenAccounting):
         """Drop, recreate and backfill both full-text indexes from ``messages`` (SS-09)."""
         if not self.has_fts5:
             return
-        target: FtsLayout = layout or ("external" if self.fts_layout == "external" else "inline")
+        current = self.fts_layout
+        target: FtsLayout = layout or ("inline" if current == "inline" else "external")
         self._db.write(lambda con: install_fts(con, target, with_trigram=self.has_trigram))
 
     def checkpoint(self, mode: str = "PASSIVE") -> bool:

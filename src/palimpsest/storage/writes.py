@@ -8,7 +8,6 @@ and encodes messages first, then hands these the finished values.
 
 from __future__ import annotations
 
-import json
 import time
 from typing import Any
 
@@ -67,27 +66,39 @@ def check_title_free(con: apsw.Connection, title: str, session_id: str) -> None:
         raise ValueError(f"Title '{title}' is already in use by session {found[0][0]}")
 
 
+def _max_parameters(con: apsw.Connection) -> int:
+    """SQLite's limit on ``?`` parameters in one statement (32,766 in current builds)."""
+    return int(con.limit(apsw.SQLITE_LIMIT_VARIABLE_NUMBER, -1))
+
+
 def insert_messages(
     con: apsw.Connection, session_id: str, encoded: list[dict[str, Any]], tool_calls: int
 ) -> list[int]:
     """Insert encoded rows for one session, bump its counters, return the new ids."""
     if not session_exists(con, session_id):
         raise SessionNotFoundError(session_id)
-    columns = ", ".join(("session_id", "timestamp", *MESSAGE_COLUMNS))
-    picks = ", ".join(f"value ->> {i}" for i in range(len(MESSAGE_COLUMNS)))
-    # One INSERT ... SELECT for the whole batch, not executemany: FTS5 flushes its pending
-    # index data at every statement boundary inside a transaction, so row-per-statement
-    # inserts through the triggers run 3-4x slower (see docs/benchmarks.md).
+    columns = ("session_id", "timestamp", *MESSAGE_COLUMNS)
+    row_marks = "(" + ", ".join("?" for _ in columns) + ")"
+    # A batch goes in as one multi-row INSERT (chunked only past SQLite's bound-parameter
+    # limit), not executemany: FTS5 flushes its pending index data at every statement
+    # boundary inside a transaction, so row-per-statement inserts through the triggers run
+    # 3-4x slower (see docs/benchmarks.md). Bound values, not a JSON array unpacked by
+    # json_each: serialising and re-parsing ~1 KB per message cost a quarter of the insert.
     # Timestamps step by a microsecond so a batch keeps its order under (session, timestamp).
-    con.execute(
-        f"INSERT INTO messages ({columns}) SELECT ?, ? + key * 1e-6, {picks}"
-        " FROM json_each(?) ORDER BY key",
-        (
-            session_id,
-            time.time(),
-            json.dumps([[row[c] for c in MESSAGE_COLUMNS] for row in encoded], ensure_ascii=False),
-        ),
-    )
+    per_statement = max(1, _max_parameters(con) // len(columns))
+    now = time.time()
+    for start in range(0, len(encoded), per_statement):
+        chunk = encoded[start : start + per_statement]
+        params: list[Any] = []
+        for i, row in enumerate(chunk, start):
+            params.append(session_id)
+            params.append(now + i * 1e-6)
+            params.extend(row[c] for c in MESSAGE_COLUMNS)
+        con.execute(
+            f"INSERT INTO messages ({', '.join(columns)}) VALUES "
+            + ", ".join([row_marks] * len(chunk)),
+            params,
+        )
     last = con.last_insert_rowid()
     con.execute(
         "UPDATE sessions SET message_count = COALESCE(message_count, 0) + ?,"

@@ -1,0 +1,145 @@
+"""The store's background upkeep (:mod:`palimpsest.storage.upkeep`) on real store files.
+
+It must start only after some writes, merge the full-text indexes without losing or
+changing an answer, keep the WAL bounded when nobody runs ``maintain`` (SQLite's own
+autocheckpoint is off while it runs), and stop with the store.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+
+import pytest
+
+from palimpsest.storage.db import DEFAULT_WAL_AUTOCHECKPOINT
+from palimpsest.storage.sessions import SessionStore
+from palimpsest.storage.upkeep import BackgroundUpkeep, UpkeepPolicy
+
+WORDS = ["alpha", "beta", "gamma", "delta", "epsilon", "zeta", "eta", "theta", "iota"]
+
+
+def _wal_bytes(path: Path) -> int:
+    try:
+        return os.stat(f"{path}-wal").st_size
+    except FileNotFoundError:
+        return 0
+
+
+def _append(store: SessionStore, sid: str, n: int, start: int = 0) -> None:
+    for i in range(start, start + n):
+        text = f"{WORDS[i % len(WORDS)]} note {i} about {WORDS[(i * 7) % len(WORDS)]}"
+        store.append_message(sid, "user", text)
+
+
+def _data_rows(store: SessionStore) -> int:
+    return int(store.database.scalar("SELECT count(*) FROM messages_fts_data"))
+
+
+def test_the_thread_starts_after_enough_writes_and_stops_on_close(tmp_path: Path) -> None:
+    policy = UpkeepPolicy(start_after_writes=20, start_after_seconds=3600)
+    store = SessionStore(tmp_path / "s.db", upkeep_policy=policy)
+    upkeep = store.upkeep
+    assert upkeep is not None and not upkeep.running
+    sid = store.create_session()  # write 1
+    _append(store, sid, 18)  # writes 2..19
+    assert not upkeep.running
+    _append(store, sid, 1, start=18)  # write 20
+    assert upkeep.running
+    con = store.database.writer
+    assert con.execute("PRAGMA wal_autocheckpoint").fetchall()[0][0] == 0
+    thread = upkeep._thread
+    store.close()
+    assert thread is not None and not thread.is_alive() and not upkeep.running
+
+
+def test_a_short_lived_store_never_starts_a_thread(tmp_path: Path) -> None:
+    with SessionStore(tmp_path / "s.db") as store:
+        sid = store.create_session()
+        _append(store, sid, 5)
+        assert store.upkeep is not None and not store.upkeep.running
+    with SessionStore(tmp_path / "s.db", background_upkeep=False) as store:
+        assert store.upkeep is None
+        _append(store, sid, 100)
+        assert store.message_count() == 105
+
+
+def test_it_merges_segments_and_every_answer_stays_the_same(tmp_path: Path) -> None:
+    plain = SessionStore(tmp_path / "plain.db", background_upkeep=False)
+    kept = SessionStore(tmp_path / "kept.db", upkeep_policy=UpkeepPolicy(start_after_writes=1))
+    try:
+        for store in (plain, kept):
+            sid = store.create_session("s1")
+            _append(store, sid, 400)
+        assert kept.upkeep is not None and kept.upkeep.wait_idle(30)
+        assert kept.upkeep.stats.merge_steps > 0 and kept.upkeep.stats.errors == 0
+        # Merged: fewer, fuller index pages for the same rows.
+        assert _data_rows(kept) < _data_rows(plain)
+        for word in WORDS:
+            want = sorted(h["id"] for h in plain.search_messages(word, limit=500))
+            assert sorted(h["id"] for h in kept.search_messages(word, limit=500)) == want
+            assert len(want) > 0
+        assert kept.verify() == []
+    finally:
+        plain.close()
+        kept.close()
+
+
+def test_the_wal_stays_bounded_over_50000_appends_without_maintain(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    policy = UpkeepPolicy(wal_checkpoint_bytes=1 << 20, wal_hard_bytes=8 << 20)
+    largest = 0
+    with SessionStore(path, upkeep_policy=policy) as store:
+        sid = store.create_session()
+        for i in range(50_000):
+            store.append_message(sid, "user", f"{WORDS[i % len(WORDS)]} turn {i} of the long run")
+            if i % 250 == 0:
+                largest = max(largest, _wal_bytes(path))
+        assert store.upkeep is not None
+        stats = store.upkeep.stats
+        assert stats.checkpoints > 0 and stats.errors == 0
+        assert store.message_count(sid) == 50_000
+    # Without checkpoints these appends leave a WAL of hundreds of MB; the hard bound is
+    # 8 MiB, plus what arrives while one checkpoint runs.
+    assert largest < 16 << 20, largest
+
+
+def test_stop_gives_sqlite_its_autocheckpoint_back(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    with SessionStore(path, background_upkeep=False) as store:
+        upkeep = BackgroundUpkeep(store.database, UpkeepPolicy(start_after_writes=1))
+        upkeep.attach()
+        store.create_session("s1")
+        assert upkeep.running
+        upkeep.stop()
+        assert not upkeep.running
+        # wal_autocheckpoint() returns nothing; the pragma reads the current value.
+        con = store.database.writer
+        assert con.execute("PRAGMA wal_autocheckpoint").fetchall()[0][0] == (
+            DEFAULT_WAL_AUTOCHECKPOINT
+        )
+        upkeep.start()  # a stopped upkeep never starts again
+        assert not upkeep.running
+
+
+def test_policy_rejects_nonsense() -> None:
+    with pytest.raises(ValueError):
+        UpkeepPolicy(step_pages=0)
+    with pytest.raises(ValueError):
+        UpkeepPolicy(wal_checkpoint_bytes=10, wal_hard_bytes=5)
+
+
+def test_appends_wait_at_most_about_one_step(tmp_path: Path) -> None:
+    policy = UpkeepPolicy(start_after_writes=1)
+    with SessionStore(tmp_path / "s.db", upkeep_policy=policy) as store:
+        sid = store.create_session()
+        worst = 0.0
+        for i in range(3000):
+            t0 = time.perf_counter()
+            store.append_message(sid, "user", f"{WORDS[i % len(WORDS)]} turn {i}")
+            worst = max(worst, time.perf_counter() - t0)
+        assert store.upkeep is not None and store.upkeep.stats.merge_steps > 0
+        # Generous for a loaded CI machine; an in-write merge of 64 pages per level or a
+        # checkpoint would show as a much longer spike only at scale (see benchmarks).
+        assert worst < 0.5, worst
