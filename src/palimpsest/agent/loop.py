@@ -139,6 +139,7 @@ class Agent:
             prices=prices_from_settings(self.settings),
         )
 
+        self._owns_outputs = outputs is None
         self.outputs = outputs if outputs is not None else OutputStore.from_settings(self.settings)
         """Where tool outputs too large for the context are saved (``read_output`` reads them)."""
         self.output_guard = OutputGuard(
@@ -456,3 +457,5 @@ class Agent:
         self.save()
         if self.memory is not None:
             self.memory.drain()
+        if self._owns_outputs:
+            self.outputs.close()  # its index connection; it reopens if used again
