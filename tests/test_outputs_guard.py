@@ -233,3 +233,19 @@ def test_a_read_only_store_directory_keeps_the_preview(tmp_path: Path) -> None:
     with read_only(store.root / "tmp", store.root / "objects"):
         out = guard.admit(lines(400), tool_name="run_tests", call_id="c1")
     assert "Full output could not be saved to sandbox." in out and "[Why: " in out
+
+
+def test_the_turn_budget_leaves_pointers_alone(store: OutputStore) -> None:
+    tight = BudgetConfig(
+        default_result_size=1_000, turn_budget=700, preview_size=200, preview_mode="head_tail"
+    )
+    guard = OutputGuard(store, tight)
+    verdict = classify_command("cat big.log")
+    pointer = guard.admit(lines(400), tool_name="run_shell", call_id="p", rerun=verdict)
+    messages: list[dict[str, Any]] = [
+        {"role": "tool", "tool_call_id": "p", "name": "run_shell", "content": pointer},
+        {"role": "tool", "tool_call_id": "b", "name": "t", "content": "b" * 900},
+    ]
+    guard.enforce_turn(messages, {"p": verdict})
+    assert messages[0]["content"] == pointer  # a pointer is never spilled again
+    assert extract_persisted_path(messages[1]["content"]) is not None

@@ -180,6 +180,8 @@ class OutputGuard:
         before = sum(_size(m) for m in tool_messages)
 
         def persist(content: str, name: str, call_id: str) -> str:
+            if POINTER_OPEN in content:
+                return content  # already a pointer: unchanged, so the budget skips it
             return self.spill(content, tool_name=name, call_id=call_id, rerun=known.get(call_id))
 
         enforce_turn_budget(tool_messages, self.env, self.config, persist=persist)
