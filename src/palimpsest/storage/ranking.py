@@ -3,7 +3,7 @@
 One strong message used to decide a session's place (its best hit). Evidence is often
 spread over a conversation, though: the question's names in one turn, the fact in the
 next. :func:`rank_sessions` scores a conversation (lineage root) by its best message
-scores, weighted by :data:`SESSION_EVIDENCE_WEIGHTS`, plus once the BM25 of its session's
+scores, weighted by :data:`SESSION_EVIDENCE_WEIGHTS` (the best decides), plus once the BM25 of its session's
 title, date and source (``session_rank``, see :mod:`.retrieval`). A pure function over
 hit dicts: no store, no SQL.
 """
@@ -18,9 +18,13 @@ from .search_text import demote_cron
 
 __all__ = ["SESSION_EVIDENCE_WEIGHTS", "rank_sessions"]
 
-SESSION_EVIDENCE_WEIGHTS = (1.0, 0.5, 0.25)
-"""A conversation's best, second and third message scores count this much. Decreasing
-weights let spread evidence count without letting many weak hits outweigh one strong one."""
+SESSION_EVIDENCE_WEIGHTS = (1.0, 0.1)
+"""A conversation's best and second message scores count this much: the best decides, the
+second breaks near-ties for evidence spread over turns. Measured on
+benchmarks/search_recall.py at two sizes against (1.0,), (1.0, 0.5, 0.25) and
+(1.0, 0.25, 0.1): heavier spread weights let a conversation with several partial matches
+outrank the one holding the answer (session any@1 45.7% against 54.4% here at 1,480
+questions; docs/benchmarks.md)."""
 
 
 def rank_sessions(
