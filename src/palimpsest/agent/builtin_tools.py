@@ -126,7 +126,7 @@ def read_output_tool(outputs: OutputStore) -> Tool:
         found = outputs.resolve(name)
         if found is None:
             raise FileNotFoundError(f"no saved output named {name!r}. {_listing(outputs)}")
-        if found.kind not in ("text", "text (not valid UTF-8)"):
+        if not found.is_text:
             return (
                 f"[output {found.digest[:12]}: {found.kind}, {found.size_bytes:,} bytes; "
                 "binary data is not shown as text]"

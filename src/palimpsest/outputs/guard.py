@@ -27,6 +27,7 @@ from ..compaction.redact import redact
 from ..errors import StorageError
 from .body import LargeOutput
 from .budget import DEFAULT_BUDGET, BudgetConfig, threshold_for
+from .ingest import TEXT_KIND
 from .preview import (
     format_size,
     generate_preview,
@@ -38,7 +39,7 @@ from .preview import (
 from .rerun import Rerun
 from .sandbox import SandboxEnvironment, maybe_persist_tool_result
 from .store import OutputStore, StoredOutput
-from .turn_budget import enforce_turn_budget
+from .turn_budget import enforce_turn_budget, message_size
 
 __all__ = ["POINTER_CLOSE", "POINTER_OPEN", "OutputGuard", "OutputStats", "RerunSource"]
 
@@ -48,8 +49,6 @@ RerunSource = Rerun | Callable[[], Rerun]
 
 POINTER_OPEN = "<rerunnable-output>"
 POINTER_CLOSE = "</rerunnable-output>"
-
-_TEXT_KINDS = ("text", "text (not valid UTF-8)")
 
 
 @dataclass
@@ -177,7 +176,7 @@ class OutputGuard:
         Modifies the messages in place and returns the same list (spec TR-17).
         """
         known = dict(reruns or {})
-        before = sum(_size(m) for m in tool_messages)
+        before = sum(message_size(m) for m in tool_messages)
 
         def persist(content: str, name: str, call_id: str) -> str:
             if POINTER_OPEN in content:
@@ -185,7 +184,7 @@ class OutputGuard:
             return self.spill(content, tool_name=name, call_id=call_id, rerun=known.get(call_id))
 
         enforce_turn_budget(tool_messages, self.env, self.config, persist=persist)
-        after = sum(_size(m) for m in tool_messages)
+        after = sum(message_size(m) for m in tool_messages)
         self._count(to_context=after - before)
         return tool_messages
 
@@ -245,7 +244,7 @@ class OutputGuard:
             f"Use the {self.read_tool} tool with this name and offset/limit to read parts of "
             "it, or with pattern= to search it; do not run the command again for it."
         )
-        if stored.kind not in _TEXT_KINDS:
+        if not stored.is_text:
             return persisted_block(
                 path=str(stored.path),
                 total_chars=stored.size_bytes,
@@ -262,7 +261,7 @@ class OutputGuard:
         )
         note = (
             "The output is not valid UTF-8; undecodable bytes are kept."
-            if (stored.kind != "text")
+            if stored.kind != TEXT_KIND
             else None
         )
         return persisted_block(
@@ -364,16 +363,3 @@ def _binary(result: str | LargeOutput) -> bool:
 
 def _bytes(result: str | LargeOutput) -> int:
     return len(result.encode("utf-8")) if isinstance(result, str) else result.size_bytes
-
-
-def _size(message: Mapping[str, Any]) -> int:
-    content = message.get("content")
-    if isinstance(content, str):
-        return len(content)
-    if isinstance(content, list):
-        return sum(
-            len(part.get("text") or "")
-            for part in content
-            if isinstance(part, Mapping) and isinstance(part.get("text"), str)
-        )
-    return 0
