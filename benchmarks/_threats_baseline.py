@@ -1,4 +1,6 @@
-"""Threat scanning for text that will be placed in the system prompt.
+"""The threat scanner as it was at f71e1ef, kept as the baseline for benchmarks/threat_scan.py.
+
+Threat scanning for text that will be placed in the system prompt.
 
 Every memory entry ends up in the system prompt of every later session, so anything that
 could override instructions, hijack the assistant's identity, leak secrets or plant
@@ -27,7 +29,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Literal
 
-from ..errors import MemoryThreatError
+from palimpsest.errors import MemoryThreatError
 
 __all__ = [
     "INVISIBLE_CHARS",

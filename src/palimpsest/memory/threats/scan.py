@@ -1,0 +1,155 @@
+"""The scan itself: normalize, decode, run the catalogue, explain the first hit per category.
+
+The pipeline reads top-down:
+
+1. invisible characters, on the raw text (MEM-36: they are checked first, and their
+   message keeps the seed wording);
+2. the *views* of the text a model could read: the folded text (NFKC, homoglyphs, invisible
+   characters dropped), and the decoded form of every embedded base64, hex or
+   percent-encoded run (two levels deep, bounded); strict mode adds digits-as-letters and
+   spelled-out words;
+3. the catalogue, category by category in :data:`CATEGORY_ORDER`; within a category the
+   first rule that fires on any view is the hit, so :func:`find_threats` reports at most one
+   hit per category and the snapshot notice stays short.
+
+Strict mode runs the default rules on the default views first and only then adds its own,
+which is what makes it a superset of the default mode.
+"""
+
+from __future__ import annotations
+
+import unicodedata
+from collections.abc import Iterator
+from dataclasses import dataclass
+from typing import Literal
+
+from ...errors import MemoryThreatError
+from .categories import CATEGORY_ORDER, explain
+from .decode import decoded_views
+from .normalize import despaced, first_invisible, fold, unleet
+from .rules import Rule
+from .rules_command import COMMAND_RULES
+from .rules_text import TEXT_RULES
+from .strict import STRICT_RULES, mixed_script_rule
+
+__all__ = ["MAX_SCAN_CHARS", "ScanMode", "ThreatHit", "check_content", "find_threats",
+           "pattern_ids", "scan_threats"]
+
+ScanMode = Literal["standard", "strict"]
+
+MAX_SCAN_CHARS = 65_536
+"""Strict mode refuses larger entries (MEM-38); the snapshot blocks them in both modes."""
+
+
+@dataclass(frozen=True)
+class ThreatHit:
+    """One scan result: which rule matched, its category and the message for the model.
+
+    ``decoded`` names the encoding the payload was hidden in (``"base64"``), or is ``None``
+    when the rule matched the text as written.
+    """
+
+    pattern_id: str
+    category: str
+    message: str
+    decoded: str | None = None
+
+
+def _ordered(rules: tuple[Rule, ...]) -> tuple[Rule, ...]:
+    rank = {name: i for i, name in enumerate(CATEGORY_ORDER)}
+    return tuple(sorted(rules, key=lambda r: rank.get(r.category, len(rank))))
+
+
+_DEFAULT = _ordered(TEXT_RULES + COMMAND_RULES)
+_STRICT_EXTRA = _ordered(STRICT_RULES)
+_MIXED = mixed_script_rule()
+
+
+def pattern_ids(mode: ScanMode = "standard") -> list[str]:
+    """The rule ids of a catalogue, in scan order (invisible characters come first)."""
+    rules = _DEFAULT + ((_MIXED, *_STRICT_EXTRA) if mode == "strict" else ())
+    return [rule.rule_id for rule in rules]
+
+
+def _views(text: str, mode: ScanMode) -> list[tuple[str | None, str]]:
+    folded = fold(text)
+    views: list[tuple[str | None, str]] = [(None, folded)]
+    views.extend((how, fold(decoded)) for how, decoded in decoded_views(folded))
+    if mode == "strict":
+        extra = [(how, variant(view)) for how, view in views for variant in (unleet, despaced)]
+        views.extend((how, view) for how, view in extra if (how, view) not in views)
+    return views
+
+
+def _hit(rule: Rule, how: str | None) -> ThreatHit:
+    where = f" It was hidden in {how} text." if how else ""
+    return ThreatHit(
+        pattern_id=rule.rule_id,
+        category=rule.category,
+        message=f"Blocked: content matches threat pattern '{rule.rule_id}'.{where} {explain(rule.category)}",
+        decoded=how,
+    )
+
+
+def _invisible(text: str) -> ThreatHit | None:
+    char = first_invisible(text)
+    if char is None:
+        return None
+    code = f"U+{ord(char):04X}"
+    name = unicodedata.name(char, "unnamed character").title()
+    return ThreatHit(
+        pattern_id=f"invisible_unicode_{code}",
+        category="invisible_unicode",
+        message=(
+            f"Blocked: content contains invisible unicode character {code} (possible injection). "
+            f"({name}.) {explain('invisible_unicode')}"
+        ),
+    )
+
+
+def _hits(text: str, mode: ScanMode) -> Iterator[ThreatHit]:
+    invisible = _invisible(text)
+    if invisible is not None:
+        yield invisible
+    views = _views(text, mode)
+    default_views = views if mode == "standard" else _views(text, "standard")
+    seen: set[str] = set()
+    # Pass 1: the default catalogue on the default views; pass 2 (strict): everything else.
+    passes: list[tuple[tuple[Rule, ...], list[tuple[str | None, str]]]] = [(_DEFAULT, default_views)]
+    if mode == "strict":
+        passes.append((_DEFAULT + _STRICT_EXTRA, views))
+        if _MIXED.test(text):
+            seen.add(_MIXED.category)
+            yield _hit(_MIXED, None)
+    for rules, candidate_views in passes:
+        for rule in rules:
+            if rule.category in seen:
+                continue
+            for how, view in candidate_views:
+                if rule.test(view):
+                    seen.add(rule.category)
+                    yield _hit(rule, how)
+                    break
+
+
+def scan_threats(text: str, mode: ScanMode = "standard") -> ThreatHit | None:
+    """The first threat found in ``text``, or ``None`` when it is safe to store."""
+    return next(_hits(text, mode), None)
+
+
+def find_threats(text: str, mode: ScanMode = "standard") -> list[ThreatHit]:
+    """Every threat found in ``text``, at most one per category, in scan order."""
+    return list(_hits(text, mode))
+
+
+def check_content(text: str, mode: ScanMode = "standard") -> None:
+    """Raise :class:`MemoryThreatError` when ``text`` must not be stored."""
+    if mode == "strict" and len(text) > MAX_SCAN_CHARS:
+        raise MemoryThreatError(
+            f"Blocked: content is too large to scan ({len(text):,} chars; "
+            f"the limit is {MAX_SCAN_CHARS:,}).",
+            category="too_large",
+        )
+    hit = scan_threats(text, mode)
+    if hit is not None:
+        raise MemoryThreatError(hit.message, category=hit.category, pattern=hit.pattern_id)
