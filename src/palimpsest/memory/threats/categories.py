@@ -12,33 +12,62 @@ from types import MappingProxyType
 __all__ = ["CATEGORIES", "CATEGORY_ORDER", "explain"]
 
 _WHY = (
-    ("invisible_unicode", "hidden characters",
-     "invisible characters can carry instructions that a person reviewing the note cannot see"),
-    ("instruction_override", "instruction override",
-     "it tries to cancel or replace the instructions the agent works under"),
-    ("role_injection", "role or chat-markup injection",
-     "it imitates chat markup or a system/role header, so a model could read it as a "
-     "message from the system or the developer"),
-    ("identity_hijack", "identity hijack",
-     "it tries to give the agent a new identity or a persona without restrictions"),
-    ("exfiltration", "exfiltration",
-     "it would send secrets, private files, environment variables or the conversation "
-     "somewhere else, or reveal them"),
-    ("persistence", "persistence",
-     "it tells the agent to plant something that outlives the session: shell startup files, "
-     "crontab, SSH keys, git hooks or agent instruction files"),
-    ("remote_code_execution", "remote code execution",
-     "it runs code fetched from the network or opens a remote shell"),
-    ("destructive", "destructive command",
-     "it destroys data or the system (recursive deletes of / or ~, mkfs, raw disk writes, "
-     "fork bombs)"),
-    ("deception", "deception",
-     "it asks the agent to hide actions or information from the user"),
-    ("obfuscation", "obfuscation",
-     "it disguises words with look-alike letters from another script, which only makes "
-     "sense to get past a filter"),
-    ("embedded_secret", "embedded secret",
-     "it carries a credential; secrets never belong in text that is replayed into prompts"),
+    (
+        "invisible_unicode",
+        "hidden characters",
+        "invisible characters can carry instructions that a person reviewing the note cannot see",
+    ),
+    (
+        "instruction_override",
+        "instruction override",
+        "it tries to cancel or replace the instructions the agent works under",
+    ),
+    (
+        "role_injection",
+        "role or chat-markup injection",
+        "it imitates chat markup or a system/role header, so a model could read it as a "
+        "message from the system or the developer",
+    ),
+    (
+        "identity_hijack",
+        "identity hijack",
+        "it tries to give the agent a new identity or a persona without restrictions",
+    ),
+    (
+        "exfiltration",
+        "exfiltration",
+        "it would send secrets, private files, environment variables or the conversation "
+        "somewhere else, or reveal them",
+    ),
+    (
+        "persistence",
+        "persistence",
+        "it tells the agent to plant something that outlives the session: shell startup files, "
+        "crontab, SSH keys, git hooks or agent instruction files",
+    ),
+    (
+        "remote_code_execution",
+        "remote code execution",
+        "it runs code fetched from the network or opens a remote shell",
+    ),
+    (
+        "destructive",
+        "destructive command",
+        "it destroys data or the system (recursive deletes of / or ~, mkfs, raw disk writes, "
+        "fork bombs)",
+    ),
+    ("deception", "deception", "it asks the agent to hide actions or information from the user"),
+    (
+        "obfuscation",
+        "obfuscation",
+        "it disguises words with look-alike letters from another script, which only makes "
+        "sense to get past a filter",
+    ),
+    (
+        "embedded_secret",
+        "embedded secret",
+        "it carries a credential; secrets never belong in text that is replayed into prompts",
+    ),
 )
 
 CATEGORY_ORDER: tuple[str, ...] = tuple(name for name, _, _ in _WHY)

@@ -40,7 +40,28 @@ _HEX = re.compile(
     r"(?<![0-9A-Fa-f])(?:(?:0x)?[0-9A-Fa-f]{2}[\s,:]?){8,}(?![0-9A-Fa-f])"
     r"|(?:\\x[0-9A-Fa-f]{2}){6,}"
 )
-_PERCENT = re.compile(r"(?:[A-Za-z0-9._~+/=&?:-]*%[0-9A-Fa-f]{2}){3,}[A-Za-z0-9._~+/=&?:-]*")
+# Whitespace-free tokens: a regex that scans for "%XX" runs from every start position is
+# quadratic on long text without any "%", so tokens are cut by str.split instead.
+_PERCENT_ESCAPE = re.compile(r"%[0-9A-Fa-f]{2}")
+
+
+class _Tokens:
+    """Just enough of a compiled pattern for :func:`_decode_once`: tokens with 3+ escapes."""
+
+    @staticmethod
+    def finditer(text: str) -> list[re.Match[str]]:
+        if text.count("%") < 3:
+            return []
+        found = []
+        for token in text.split():
+            if token.count("%") >= 3 and len(_PERCENT_ESCAPE.findall(token[:MAX_RUN_CHARS])) >= 3:
+                match = re.match(r".*", token[:MAX_RUN_CHARS], re.DOTALL)
+                if match is not None:
+                    found.append(match)
+        return found
+
+
+_PERCENT = _Tokens()
 
 
 def _as_text(raw: bytes) -> str | None:

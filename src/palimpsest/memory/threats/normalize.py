@@ -66,18 +66,30 @@ def first_invisible(text: str) -> str | None:
 @lru_cache(maxsize=1)
 def _fold_table() -> dict[int, str]:
     """Non-ASCII character -> the ASCII character it is confusable with (built once)."""
-    from confusable_homoglyphs.confusables import confusables_data
+    from confusable_homoglyphs.confusables import confusables_data  # type: ignore[import-untyped]
 
     table: dict[int, str] = {}
     for char, homoglyphs in confusables_data.items():
         if len(char) != 1 or char.isascii():
             continue
-        ascii_forms = [h["c"] for h in homoglyphs if len(h["c"]) == 1 and h["c"].isascii()]
-        # Prefer a letter or digit: "ɑ" should read as "a", not as some punctuation mark.
-        letters = [c for c in ascii_forms if c.isalnum()]
-        if letters or ascii_forms:
-            table[ord(char)] = (letters or ascii_forms)[0]
+        forms = [h["c"] for h in homoglyphs if len(h["c"]) == 1 and h["c"].isascii()]
+        # The ASCII look-alikes of those look-alikes belong to the same class ("І" is listed
+        # only as looking like "l", and "l" as looking like "I" and "1").
+        forms += [
+            h["c"]
+            for form in list(forms)
+            for h in confusables_data.get(form, [])
+            if len(h["c"]) == 1 and h["c"].isascii()
+        ]
+        if forms:
+            table[ord(char)] = min(forms, key=lambda c: _preference(char, c))
     return table
+
+
+def _preference(char: str, candidate: str) -> tuple[bool, bool, bool]:
+    """Sort key: the letter the character's Unicode name ends in, then letters, then digits."""
+    named = unicodedata.name(char, "").rsplit(" ", 1)[-1].lower() == candidate.lower()
+    return (not named, not candidate.isalpha(), not candidate.isalnum())
 
 
 def fold(text: str) -> str:

@@ -87,7 +87,9 @@ def _exfiltration(text: str) -> bool:
         # "never send secrets to …" is a rule the user keeps, not an instruction to leak.
         if negated(cleaned, min(sink.start(), source.start())):
             continue
-        if _STATEMENT.search(cleaned) and not re.search(r"\b(?:curl|wget|nc|scp|requests\.)", cleaned, re.I):
+        if _STATEMENT.search(cleaned) and not re.search(
+            r"\b(?:curl|wget|nc|scp|requests\.)", cleaned, re.I
+        ):
             continue
         return True
     return False
@@ -265,9 +267,26 @@ COMMAND_RULES: tuple[Rule, ...] = (
     Rule("persistence_write", "persistence", _persistence),
     command("remote_exec", "remote_code_execution", _RCE),
     command("destructive_command", "destructive", _DESTRUCTIVE),
-    regex("exfiltrate_word", "exfiltration",
-          r"\bexfiltrat(?:e|es|ed|ing|ion)\b[^.\n]{0,120}?\b(?:" + words(
-              "data", "secrets?", "keys?", "tokens?", "credentials", "files?", "env", "\\.env",
-              "passwords?", "history", "conversation", "memory", "contents?", "everything",
-          ) + r")\b"),
+    regex(
+        "exfiltrate_word",
+        "exfiltration",
+        r"\bexfiltrat(?:e|es|ed|ing|ion)\b[^.\n]{0,120}?\b(?:"
+        + words(
+            "data",
+            "secrets?",
+            "keys?",
+            "tokens?",
+            "credentials",
+            "files?",
+            "env",
+            "\\.env",
+            "passwords?",
+            "history",
+            "conversation",
+            "memory",
+            "contents?",
+            "everything",
+        )
+        + r")\b",
+    ),
 )

@@ -18,54 +18,226 @@ __all__ = ["TEXT_RULES"]
 
 # Verbs that only ever mean "stop obeying" when aimed at instructions.
 _STRONG_VERB = words(
-    "ignore", "ignoring", "disregard", "disregarding", "forget", "forgetting", "override",
-    "overwrite", "overriding", "bypass", "bypassing", "neglect", "set aside", "throw out",
-    "don't follow", "do not follow", "stop following", "no longer follow", "never mind",
-    "pay no attention to", "circumvent", "evade", "disobey", "break free of", "break free from",
-    "don't obey", "do not obey", "stop obeying", "don't listen to", "do not listen to",
+    "ignore",
+    "ignoring",
+    "disregard",
+    "disregarding",
+    "forget",
+    "forgetting",
+    "override",
+    "overwrite",
+    "overriding",
+    "bypass",
+    "bypassing",
+    "neglect",
+    "set aside",
+    "throw out",
+    "don't follow",
+    "do not follow",
+    "stop following",
+    "no longer follow",
+    "never mind",
+    "pay no attention to",
+    "circumvent",
+    "evade",
+    "disobey",
+    "break free of",
+    "break free from",
+    "don't obey",
+    "do not obey",
+    "stop obeying",
+    "don't listen to",
+    "do not listen to",
 )
 # Verbs that are everyday words in notes ("delete old messages", "reset the settings"):
 # they count only for the model's own instructions, named with a telling qualifier.
 _SOFT_VERB = words(
-    "skip", "drop", "discard", "abandon", "erase", "dismiss", "cancel", "void", "supersede",
-    "replace", "delete", "clear", "purge", "reset", "disable", "turn off", "deactivate",
-    "remove", "suspend", "lift", "wipe",
+    "skip",
+    "drop",
+    "discard",
+    "abandon",
+    "erase",
+    "dismiss",
+    "cancel",
+    "void",
+    "supersede",
+    "replace",
+    "delete",
+    "clear",
+    "purge",
+    "reset",
+    "disable",
+    "turn off",
+    "deactivate",
+    "remove",
+    "suspend",
+    "lift",
+    "wipe",
 )
 # Qualifiers that say "the instructions you are running under".
 _OWN = words(
-    "previous", "previously", "prior", "above", "earlier", "preceding", "former", "original",
-    "initial", "given", "existing", "current", "system", "safety", "security", "ethical",
-    "content", "developer", "default", "internal", "hidden", "programmed", "built-in", "your",
-    "model's", "assistant's", "openai", "anthropic", "core", "standing", "entire", "whole",
+    "previous",
+    "previously",
+    "prior",
+    "above",
+    "earlier",
+    "preceding",
+    "former",
+    "original",
+    "initial",
+    "given",
+    "existing",
+    "current",
+    "system",
+    "safety",
+    "security",
+    "ethical",
+    "content",
+    "developer",
+    "default",
+    "internal",
+    "hidden",
+    "programmed",
+    "built-in",
+    "your",
+    "model's",
+    "assistant's",
+    "openai",
+    "anthropic",
+    "core",
+    "standing",
+    "entire",
+    "whole",
 )
-_QUALIFIER = "(?:" + _OWN + "|" + words(
-    "all", "of", "the", "any", "and", "every", "each", "my", "its", "these", "those", "this",
-    "that", "before", "other", "ai", "last", "first", "few", "old", "prompt", "base", "set",
-    "such", "kind", "type", "sort", "above-mentioned", "aforementioned",
-) + ")"
+_QUALIFIER = (
+    "(?:"
+    + _OWN
+    + "|"
+    + words(
+        "all",
+        "of",
+        "the",
+        "any",
+        "and",
+        "every",
+        "each",
+        "my",
+        "its",
+        "these",
+        "those",
+        "this",
+        "that",
+        "before",
+        "other",
+        "ai",
+        "last",
+        "first",
+        "few",
+        "old",
+        "prompt",
+        "base",
+        "set",
+        "such",
+        "kind",
+        "type",
+        "sort",
+        "above-mentioned",
+        "aforementioned",
+    )
+    + ")"
+)
 _CORE_NOUN = words(
-    "instructions?", "directives?", "directions", "guidelines?", "system prompt", "prompts?",
-    "programming", "guardrails?", "safeguards?", "ethics", "morals?", "moral code",
-    "training", "conditioning", "persona", "protocols?",
+    "instructions?",
+    "directives?",
+    "directions",
+    "guidelines?",
+    "system prompt",
+    "prompts?",
+    "programming",
+    "guardrails?",
+    "safeguards?",
+    "ethics",
+    "morals?",
+    "moral code",
+    "training",
+    "conditioning",
+    "persona",
+    "protocols?",
 )
 _GENERIC_NOUN = words(
-    "rules?", "commands?", "orders?", "requests?", "restrictions?", "constraints?",
-    "limitations?", "policies", "policy", "guidance", "filters?", "context", "messages?",
-    "text", "conversation", "tasks?", "principles", "everything", "input",
+    "rules?",
+    "commands?",
+    "orders?",
+    "requests?",
+    "restrictions?",
+    "constraints?",
+    "limitations?",
+    "policies",
+    "policy",
+    "guidance",
+    "filters?",
+    "context",
+    "messages?",
+    "text",
+    "conversation",
+    "tasks?",
+    "principles",
+    "everything",
+    "input",
 )
 _RULE_NOUN = words(
-    "rules?", "restrictions?", "constraints?", "commands?", "orders?", "requests?",
-    "policies", "filters?", "limitations?", "limits",
+    "rules?",
+    "restrictions?",
+    "constraints?",
+    "commands?",
+    "orders?",
+    "requests?",
+    "policies",
+    "filters?",
+    "limitations?",
+    "limits",
 )
 _Q = rf"(?:{_QUALIFIER}[\s,]+)"
 
-_PREVIOUS = words("previous", "prior", "above", "earlier", "preceding", "former", "original",
-                  "all", "old", "initial", "your", "these", "those", "the above", "any")
+_PREVIOUS = words(
+    "previous",
+    "prior",
+    "above",
+    "earlier",
+    "preceding",
+    "former",
+    "original",
+    "all",
+    "old",
+    "initial",
+    "your",
+    "these",
+    "those",
+    "the above",
+    "any",
+)
 _VOID = words(
-    "void", "null", "cancell?ed", "revoked", "obsolete", "outdated", "invalid", "overridden",
-    "superseded", "deprecated", "replaced", "lifted", "suspended", "disabled", "fake",
-    "a test", "no longer (?:valid|apply|applies|in effect|active|relevant|binding)",
-    "not (?:valid|real|binding|important|relevant)", "irrelevant", "wrong", "a lie",
+    "void",
+    "null",
+    "cancell?ed",
+    "revoked",
+    "obsolete",
+    "outdated",
+    "invalid",
+    "overridden",
+    "superseded",
+    "deprecated",
+    "replaced",
+    "lifted",
+    "suspended",
+    "disabled",
+    "fake",
+    "a test",
+    "no longer (?:valid|apply|applies|in effect|active|relevant|binding)",
+    "not (?:valid|real|binding|important|relevant)",
+    "irrelevant",
+    "wrong",
+    "a lie",
 )
 
 TEXT_RULES: tuple[Rule, ...] = (
@@ -73,7 +245,7 @@ TEXT_RULES: tuple[Rule, ...] = (
     regex(
         "prompt_injection",
         "instruction_override",
-        rf"\b{_STRONG_VERB}\s+{_Q}{{0,5}}{_CORE_NOUN}\b"
+        rf"\b{_STRONG_VERB}\s+{_Q}{{0,7}}{_CORE_NOUN}\b"
         rf"|\b{_STRONG_VERB}\s+{_Q}{{0,3}}{_OWN}[\s,]+{_Q}{{0,3}}{_GENERIC_NOUN}\b"
         rf"|\b{_STRONG_VERB}\s+(?:all|any|every)\s+(?:of\s+)?(?:the\s+)?{_RULE_NOUN}\b"
         rf"|\b{_SOFT_VERB}\s+{_Q}{{0,3}}{_OWN}[\s,]+{_Q}{{0,3}}{_CORE_NOUN}\b",
@@ -118,9 +290,12 @@ TEXT_RULES: tuple[Rule, ...] = (
         r"only\s+(?:obey|follow|respond|answer|listen)|your\s+(?:new\s+)?(?:name|role|instructions|"
         r"rules|task|purpose|goal)|you\s+have\s+no|there\s+are\s+no\s+(?:rules|restrictions))",
     ),
-    regex("sys_prompt_override", "instruction_override",
-          r"\b(?:system\s+prompt\s+override|override\s+(?:the\s+|your\s+)?system\s+prompt|"
-          r"(?:admin|developer|debug|god|sudo|maintenance)\s+(?:mode|override)\s*(?::|\b(?:enabled|activated|on|engaged)\b))"),
+    regex(
+        "sys_prompt_override",
+        "instruction_override",
+        r"\b(?:system\s+prompt\s+override|override\s+(?:the\s+|your\s+)?system\s+prompt|"
+        r"(?:admin|developer|debug|god|sudo|maintenance)\s+(?:mode|override)\s*(?::|\b(?:enabled|activated|on|engaged)\b))",
+    ),
     regex(
         "disregard_rules",
         "instruction_override",
@@ -140,77 +315,110 @@ TEXT_RULES: tuple[Rule, ...] = (
         r"you\s+(?:received|got|have))|(?:hidden|secret|original|initial|system)\s+instructions)",
     ),
     # --- role or chat-markup injection -----------------------------------------------
-    regex("chat_template_token", "role_injection",
-          r"<\|\s*(?:im_start|im_end|im_sep|system|user|assistant|developer|endoftext|"
-          r"begin_of_text|end_of_text|start_header_id|end_header_id|eot_id|eom_id|"
-          r"start|end|message|channel|constrain|return|call)\s*\|>"),
-    regex("inst_markup", "role_injection",
-          r"\[/?\s*INST\s*\]|<</?\s*SYS\s*>>|\[/?\s*(?:SYSTEM|SYS|ADMIN|DEVELOPER)\s*(?:MESSAGE|PROMPT|NOTE|OVERRIDE)?\s*\]"
-          r"|<\s*/?\s*(?:start_of_turn|end_of_turn)\s*>"),
-    regex("role_tag", "role_injection",
-          r"<\s*/?\s*(?:system|system[_-]?prompt|sys|assistant|developer|admin|instructions?|"
-          r"im_start|human|user_instructions?|important|override)\s*(?:\s+[a-z_-]+\s*=\s*[\"'][^\"'>]{0,80}[\"'])*\s*>"),
-    regex("role_header", "role_injection",
-          r"^\s*(?:#{1,6}|\*\*|==+|--+|>+)\s*(?:system|assistant|developer|admin|instruction|instructions|"
-          r"new\s+instructions|system\s+(?:message|prompt|note|override|update))\b\s*(?:\*\*)?\s*(?::|$)"
-          r"|^\s*(?:system|developer|admin)\s*(?:message|prompt|note|override|update)?\s*:\s*(?:you\b|ignore|"
-          r"disregard|forget|from\s+now|new\b|always\b|never\b|do\s+not\b|override|the\s+(?:assistant|ai|model)\b)"
-          r"|\"role\"\s*:\s*\"(?:system|developer)\""),
-    regex("fake_boundary", "role_injection",
-          r"(?:^|[-=#*%\[(<>|]\s*)(?:end|close)\s+of\s+(?:the\s+)?(?:system\s+prompt|instructions|user\s+input|input|"
-          r"context|document|prompt|conversation)\b\s*[-=#*%\]\)>.:]*\s*\S"
-          r"|(?:={3,}|-{3,}|#{3,}|%{3,}|\*{3,})\s*(?:end|begin|start)\b"
-          r"|\b(?:begin|start)\s+(?:of\s+)?(?:new|admin|system|developer)\s+(?:instructions|prompt|session|mode)\b"),
+    regex(
+        "chat_template_token",
+        "role_injection",
+        r"<\|\s*(?:im_start|im_end|im_sep|system|user|assistant|developer|endoftext|"
+        r"begin_of_text|end_of_text|start_header_id|end_header_id|eot_id|eom_id|"
+        r"start|end|message|channel|constrain|return|call)\s*\|>",
+    ),
+    regex(
+        "inst_markup",
+        "role_injection",
+        r"\[/?\s*INST\s*\]|<</?\s*SYS\s*>>|\[/?\s*(?:SYSTEM|SYS|ADMIN|DEVELOPER)\s*(?:MESSAGE|PROMPT|NOTE|OVERRIDE)?\s*\]"
+        r"|<\s*/?\s*(?:start_of_turn|end_of_turn)\s*>",
+    ),
+    regex(
+        "role_tag",
+        "role_injection",
+        r"<\s*/?\s*(?:system|system[_-]?prompt|sys|assistant|developer|admin|instructions?|"
+        r"im_start|human|user_instructions?|important|override)\s*(?:\s+[a-z_-]+\s*=\s*[\"'][^\"'>]{0,80}[\"'])*\s*>",
+    ),
+    regex(
+        "role_header",
+        "role_injection",
+        r"^\s*(?:#{1,6}|\*\*|==+|--+|>+)\s*(?:system|assistant|developer|admin|instruction|instructions|"
+        r"new\s+instructions|system\s+(?:message|prompt|note|override|update))\b\s*(?:\*\*)?\s*(?::|$)"
+        r"|^\s*(?:system|developer|admin)\s*(?:message|prompt|note|override|update)?\s*:\s*(?:you\b|ignore|"
+        r"disregard|forget|from\s+now|new\b|always\b|never\b|do\s+not\b|override|the\s+(?:assistant|ai|model)\b)"
+        r"|\"role\"\s*:\s*\"(?:system|developer)\"",
+    ),
+    regex(
+        "fake_boundary",
+        "role_injection",
+        r"(?:^|[-=#*%\[(<>|]\s*)(?:end|close)\s+of\s+(?:the\s+)?(?:system\s+prompt|instructions|user\s+input|input|"
+        r"context|document|prompt|conversation)\b\s*[-=#*%\]\)>.:]*\s*\S"
+        r"|(?:={3,}|-{3,}|#{3,}|%{3,}|\*{3,})\s*(?:end|begin|start)\b"
+        r"|\b(?:begin|start)\s+(?:of\s+)?(?:new|admin|system|developer)\s+(?:instructions|prompt|session|mode)\b",
+    ),
     # --- identity hijack -------------------------------------------------------------
-    regex("role_hijack", "identity_hijack",
-          r"\byou(?:'re|\s+are)\s+now\s+(?!(?:in|on|at|inside|logged|connected|ready|done|able|using|set|up|"
-          r"running|working|on|all|good|free\s+to\s+(?:go|leave)|finished|authenticated|signed)\b)\S"),
-    regex("persona_swap", "identity_hijack",
-          r"\b(?:act|behave|respond|answer|reply|operate|function)\s+(?:as|like)\s+(?:an?\s+|the\s+|my\s+)?"
-          r"(?:\w+\s+){0,2}?(?:unrestricted|unfiltered|uncensored|jailbroken|unaligned|unbound|evil|rogue|"
-          r"malicious|amoral|immoral|unethical|lawless|limitless|dan\b|different\s+(?:ai|assistant|model)|"
-          r"ai\s+(?:with(?:out)?|that\s+has\s+no)|(?:an?\s+)?(?:ai|assistant|model|chatbot)\s+(?:without|with\s+no)|"
-          r"developer\s+mode|god\s+mode|root\s+(?:user|shell)|system\s+administrator\s+with)"
-          r"|\b(?:pretend|imagine|suppose)\s+(?:that\s+)?(?:you\s+are|you're|to\s+be)\s+(?:an?\s+)?(?:\w+\s+){0,3}?"
-          r"(?:ai|assistant|model|chatbot|bot|gpt|dan|hacker|character|persona|version)\b"
-          r"|\b(?:roleplay|role-play|role\s+play)\s+as\b"
-          r"|\b(?:assume|adopt|take\s+on)\s+(?:the\s+)?(?:role|persona|identity|character)\s+of\b"
-          r"|\byour\s+(?:new\s+)?(?:name|identity|persona)\s+is\s+(?:now\s+)?\S"
-          r"|\bname\s+yourself\s+\S"
-          r"|\byou\s+(?:are|will\s+be)\s+(?:no\s+longer\s+(?:an?\s+)?(?:ai|assistant|bound|restricted|claude|chatgpt|"
-          r"a\s+language\s+model)|(?:called|named)\s+\S|dan\b|an?\s+(?:unrestricted|unfiltered|uncensored|"
-          r"jailbroken|rogue)\b)"),
-    regex("jailbreak_mode", "identity_hijack",
-          r"\b(?:dan|stan|dude|aim)\s*(?:mode|\(do\s+anything\s+now\))|\bdo\s+anything\s+now\b"
-          r"|\b(?:developer|jailbreak|jailbroken|unrestricted|god|evil|chaos|opposite)\s+mode\b"
-          r"|\bjailbr(?:eak|oken)\b"),
-    regex("bypass_restrictions", "identity_hijack",
-          r"\b(?:act|behave|respond|answer|reply|operate|talk|write)\b[^.\n]{0,40}?\b(?:as\s+(?:if|though)\s+you\s+"
-          r"(?:have\s+no|don'?t\s+have|had\s+no)|without\s+(?:any\s+)?(?:restrictions|limitations|limits|filters|"
-          r"filtering|censorship|guardrails|safety|rules|ethics|morals|constraints))\b"
-          r"|\byou\s+(?:have|possess)\s+no\s+(?:restrictions|limits|limitations|rules|filters|guidelines|"
-          r"constraints|boundaries|ethics|morals)\b"
-          r"|\b(?:free|freed|liberated|released)\s+(?:yourself\s+)?from\s+(?:all\s+|any\s+|your\s+)*"
-          r"(?:restrictions|limitations|rules|constraints|guidelines|shackles|filters|programming)\b"
-          r"|\byou\s+have\s+been\s+(?:updated|upgraded|patched|freed|unlocked|jailbroken|reprogrammed)\b"),
+    regex(
+        "role_hijack",
+        "identity_hijack",
+        r"\byou(?:'re|\s+are)\s+now\s+(?!(?:in|on|at|inside|logged|connected|ready|done|able|using|set|up|"
+        r"running|working|on|all|good|free\s+to\s+(?:go|leave)|finished|authenticated|signed)\b)\S",
+    ),
+    regex(
+        "persona_swap",
+        "identity_hijack",
+        r"\b(?:act|behave|respond|answer|reply|operate|function)\s+(?:as|like)\s+(?:an?\s+|the\s+|my\s+)?"
+        r"(?:\w+\s+){0,2}?(?:unrestricted|unfiltered|uncensored|jailbroken|unaligned|unbound|evil|rogue|"
+        r"malicious|amoral|immoral|unethical|lawless|limitless|dan\b|different\s+(?:ai|assistant|model)|"
+        r"ai\s+(?:with(?:out)?|that\s+has\s+no)|(?:an?\s+)?(?:ai|assistant|model|chatbot)\s+(?:without|with\s+no)|"
+        r"developer\s+mode|god\s+mode|root\s+(?:user|shell)|system\s+administrator\s+with)"
+        r"|\b(?:pretend|imagine|suppose)\s+(?:that\s+)?(?:you\s+are|you're|to\s+be)\s+(?:an?\s+)?(?:\w+\s+){0,3}?"
+        r"(?:ai|assistant|model|chatbot|bot|gpt|dan|hacker|character|persona|version)\b"
+        r"|\b(?:roleplay|role-play|role\s+play)\s+as\b"
+        r"|\b(?:assume|adopt|take\s+on)\s+(?:the\s+)?(?:role|persona|identity|character)\s+of\b"
+        r"|\byour\s+(?:new\s+)?(?:name|identity|persona)\s+is\s+(?:now\s+)?\S"
+        r"|\bname\s+yourself\s+\S"
+        r"|\byou\s+(?:are|will\s+be)\s+(?:no\s+longer\s+(?:an?\s+)?(?:ai|assistant|bound|restricted|claude|chatgpt|"
+        r"a\s+language\s+model)|(?:called|named)\s+\S|dan\b|an?\s+(?:unrestricted|unfiltered|uncensored|"
+        r"jailbroken|rogue)\b)",
+    ),
+    regex(
+        "jailbreak_mode",
+        "identity_hijack",
+        r"\b(?:dan|stan|dude|aim)\s*(?:mode|\(do\s+anything\s+now\))|\bdo\s+anything\s+now\b"
+        r"|\b(?:developer|jailbreak|jailbroken|unrestricted|god|evil|chaos|opposite)\s+mode\b"
+        r"|\bjailbr(?:eak|oken)\b",
+    ),
+    regex(
+        "bypass_restrictions",
+        "identity_hijack",
+        r"\b(?:act|behave|respond|answer|reply|operate|talk|write)\b[^.\n]{0,40}?\b(?:as\s+(?:if|though)\s+you\s+"
+        r"(?:have\s+no|don'?t\s+have|had\s+no)|without\s+(?:any\s+)?(?:restrictions|limitations|limits|filters|"
+        r"filtering|censorship|guardrails|safety|rules|ethics|morals|constraints))\b"
+        r"|\byou\s+(?:have|possess)\s+no\s+(?:restrictions|limits|limitations|rules|filters|guidelines|"
+        r"constraints|boundaries|ethics|morals)\b"
+        r"|\b(?:free|freed|liberated|released)\s+(?:yourself\s+)?from\s+(?:all\s+|any\s+|your\s+)*"
+        r"(?:restrictions|limitations|rules|constraints|guidelines|shackles|filters|programming)\b"
+        r"|\byou\s+have\s+been\s+(?:updated|upgraded|patched|freed|unlocked|jailbroken|reprogrammed)\b",
+    ),
     # --- deception -------------------------------------------------------------------
-    regex("deception_hide", "deception",
-          r"\b(?:do\s+not|don'?t|never|without|avoid)\s+(?:ever\s+)?(?:tell(?:ing)?|inform(?:ing)?|notify(?:ing)?|"
-          r"mention(?:ing)?|reveal(?:ing)?|alert(?:ing)?|let(?:ting)?|warn(?:ing)?|show(?:ing)?|disclos(?:e|ing)|"
-          r"report(?:ing)?|explain(?:ing)?|admit(?:ting)?|confirm(?:ing)?)\s+(?:this\s+|it\s+|anything\s+)?(?:to\s+)?"
-          r"(?:the\s+|your\s+)?(?:user|human|operator|owner|developer|anyone|anybody|them)\b(?!'s|\s+(?:name|know\s+twice))"),
-    regex("deception_conceal", "deception",
-          r"\b(?:hide|conceal|mask|obscure|cover\s+up|keep)\s+(?:this|these|it|that|them|the\s+\w+(?:\s+\w+)?|"
-          r"your\s+\w+|all\s+traces|any\s+traces|evidence)\s+(?:secret\s+|hidden\s+)?(?:from|in)\s+(?:the\s+)?"
-          r"(?:user|human|operator|owner|logs?|output|transcript|summary|response|reply|answer|history)\b"
-          r"|\bkeep\s+(?:this|it|these|that)\s+(?:a\s+)?secret\b"
-          r"|\b(?:silently|secretly|covertly|quietly|stealthily|discreetly|invisibly)\s+(?:\w+\s+)?(?:run|execute|"
-          r"send|upload|post|add|append|install|delete|remove|modify|exfiltrate|forward|copy|insert|include|"
-          r"transmit|write|change|replace|fetch|download|open|create|edit)\b"
-          r"|\bwithout\s+(?:the\s+user(?:'s)?\s+|anyone(?:'s)?\s+|them\s+)(?:knowing|noticing|knowledge|awareness|consent)\b"
-          r"|\b(?:never|do\s+not|don'?t)\s+(?:reveal|disclose|mention|acknowledge|admit)\s+(?:these|this|that|your|the)\s+"
-          r"(?:hidden\s+|secret\s+)?(?:instructions?|rules?|note|memory|entry|directive|command|change)s?\b"
-          r"|\b(?:delete|remove|erase|clear)\s+(?:this|the)\s+(?:message|instruction|note|memory|entry|"
-          r"evidence|logs?|history)\s+(?:after|once|when)\b"
-          r"|\bcover\s+(?:your|the|its)\s+tracks\b"),
+    regex(
+        "deception_hide",
+        "deception",
+        r"\b(?:do\s+not|don'?t|never|without|avoid)\s+(?:ever\s+)?(?:tell(?:ing)?|inform(?:ing)?|notify(?:ing)?|"
+        r"mention(?:ing)?|reveal(?:ing)?|alert(?:ing)?|let(?:ting)?|warn(?:ing)?|show(?:ing)?|disclos(?:e|ing)|"
+        r"report(?:ing)?|explain(?:ing)?|admit(?:ting)?|confirm(?:ing)?)\s+(?:this\s+|it\s+|anything\s+)?(?:to\s+)?"
+        r"(?:the\s+|your\s+)?(?:user|human|operator|owner|developer|anyone|anybody|them)\b(?!'s|\s+(?:name|know\s+twice))",
+    ),
+    regex(
+        "deception_conceal",
+        "deception",
+        r"\b(?:hide|conceal|mask|obscure|cover\s+up|keep)\s+(?:this|these|it|that|them|the\s+\w+(?:\s+\w+)?|"
+        r"your\s+\w+|all\s+traces|any\s+traces|evidence)\s+(?:secret\s+|hidden\s+)?(?:from|in)\s+(?:the\s+)?"
+        r"(?:user|human|operator|owner|logs?|output|transcript|summary|response|reply|answer|history)\b"
+        r"|\bkeep\s+(?:this|it|these|that)\s+(?:a\s+)?secret\b"
+        r"|\b(?:silently|secretly|covertly|quietly|stealthily|discreetly|invisibly)\s+(?:\w+\s+)?(?:run|execute|"
+        r"send|upload|post|add|append|install|delete|remove|modify|exfiltrate|forward|copy|insert|include|"
+        r"transmit|write|change|replace|fetch|download|open|create|edit)\b"
+        r"|\bwithout\s+(?:the\s+user(?:'s)?\s+|anyone(?:'s)?\s+|them\s+)(?:knowing|noticing|knowledge|awareness|consent)\b"
+        r"|\b(?:never|do\s+not|don'?t)\s+(?:reveal|disclose|mention|acknowledge|admit)\s+(?:these|this|that|your|the)\s+"
+        r"(?:hidden\s+|secret\s+)?(?:instructions?|rules?|note|memory|entry|directive|command|change)s?\b"
+        r"|\b(?:delete|remove|erase|clear)\s+(?:this|the)\s+(?:message|instruction|note|memory|entry|"
+        r"evidence|logs?|history)\s+(?:after|once|when)\b"
+        r"|\bcover\s+(?:your|the|its)\s+tracks\b",
+    ),
 )

@@ -32,8 +32,15 @@ from .rules_command import COMMAND_RULES
 from .rules_text import TEXT_RULES
 from .strict import STRICT_RULES, mixed_script_rule
 
-__all__ = ["MAX_SCAN_CHARS", "ScanMode", "ThreatHit", "check_content", "find_threats",
-           "pattern_ids", "scan_threats"]
+__all__ = [
+    "MAX_SCAN_CHARS",
+    "ScanMode",
+    "ThreatHit",
+    "check_content",
+    "find_threats",
+    "pattern_ids",
+    "scan_threats",
+]
 
 ScanMode = Literal["standard", "strict"]
 
@@ -115,7 +122,9 @@ def _hits(text: str, mode: ScanMode) -> Iterator[ThreatHit]:
     default_views = views if mode == "standard" else _views(text, "standard")
     seen: set[str] = set()
     # Pass 1: the default catalogue on the default views; pass 2 (strict): everything else.
-    passes: list[tuple[tuple[Rule, ...], list[tuple[str | None, str]]]] = [(_DEFAULT, default_views)]
+    passes: list[tuple[tuple[Rule, ...], list[tuple[str | None, str]]]] = [
+        (_DEFAULT, default_views)
+    ]
     if mode == "strict":
         passes.append((_DEFAULT + _STRICT_EXTRA, views))
         if _MIXED.test(text):
