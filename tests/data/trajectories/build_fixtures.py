@@ -51,7 +51,9 @@ def convert(history: list[dict[str, Any]]) -> list[dict[str, str]]:
         elif role == "tool":
             ids = m.get("tool_call_ids") or [m.get("tool_call_id")]
             body = {"tool_call_id": ids[0], "name": names.get(ids[0], ""), "content": text}
-            turns.append({"from": "tool", "value": f"<tool_response>\n{json.dumps(body)}\n</tool_response>"})
+            turns.append(
+                {"from": "tool", "value": f"<tool_response>\n{json.dumps(body)}\n</tool_response>"}
+            )
         elif role == "user" and seen_request:
             turns.append({"from": "tool", "value": text})
         else:
