@@ -93,3 +93,8 @@ def test_make_counter_is_cached_per_process() -> None:
     config = CompressionConfig()
     assert make_counter(config) is make_counter(config)
     assert make_counter(config) is make_counter("o200k_base")
+
+
+def test_hub_id_gets_a_hint() -> None:
+    with pytest.raises(ConfigError, match="hub ids are not downloaded"):
+        make_counter("moonshotai/Kimi-K2-Thinking")

@@ -146,3 +146,15 @@ def test_package_exports_are_listed() -> None:
     }
     assert public == set(package.__all__)
     assert all(hasattr(package, name) for name in package.__all__)
+
+
+def test_results_and_the_default_summarizer_cross_process_boundaries() -> None:
+    import pickle
+
+    from palimpsest.trajectories import ExtractiveTrajectorySummarizer
+
+    result = go(entry(meta={"k": [1, 2]}))
+    assert pickle.loads(pickle.dumps(result)) == result
+    summarizer = pickle.loads(pickle.dumps(ExtractiveTrajectorySummarizer()))
+    again = compress_entry(entry(), CONFIG, summarizer=summarizer, counter=Words())
+    assert again.status == "compressed"

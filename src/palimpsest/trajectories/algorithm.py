@@ -14,7 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Final
+from typing import Any, Final, Literal
 
 from .config import CompressionConfig
 
@@ -115,7 +115,7 @@ class Plan:
     or should be compressed) or ``"summarize"`` (replace ``[start, until)`` by a summary).
     """
 
-    status: str
+    status: Literal["skipped_under_target", "unchanged", "summarize"]
     total: int
     start: int = -1
     until: int = -1

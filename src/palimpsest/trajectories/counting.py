@@ -91,7 +91,8 @@ class HuggingFaceCounter:
         if not target.is_file():
             raise ConfigError(
                 f"tokenizer file not found: {target} (give the path of a tokenizer.json, "
-                "or a bpe-openai encoding name such as o200k_base)",
+                "or a bpe-openai encoding name such as o200k_base; Hugging Face hub ids "
+                "are not downloaded: fetch the model's tokenizer.json and pass its path)",
                 key="tokenizer.name",
             )
         try:
