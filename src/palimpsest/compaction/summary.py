@@ -20,6 +20,7 @@ from .redact import redact
 
 __all__ = [
     "CLASSIC_SECTIONS",
+    "ELISION_MARKER",
     "HANDOFF_SECTIONS",
     "MAX_SUMMARY_INPUT_CHARS",
     "MIN_SUMMARY_TOKENS",
@@ -43,7 +44,9 @@ MAX_SUMMARY_INPUT_CHARS = 160_000
 _TRUNCATE_OVER = 6_000
 _KEEP_HEAD = 4_000
 _KEEP_TAIL = 1_500
-_TRUNCATION = "\n...[truncated]...\n"
+ELISION_MARKER = "\n...[truncated]...\n"
+"""The mark for the cut middle of a long text handed to a summarizer (CC-61); the offline
+trajectory compressor uses the same one (TJ-14)."""
 _ARGS_OVER = 1_500
 _ARGS_KEEP = 1_200
 _INPUT_HEAD_SHARE = 0.45
@@ -198,7 +201,7 @@ def clip_middle(text: str, marker: str) -> str:
 
 
 def _truncate(text: str) -> str:
-    return clip_middle(text, _TRUNCATION)
+    return clip_middle(text, ELISION_MARKER)
 
 
 def _render_turn(message: dict[str, Any]) -> str:

@@ -16,6 +16,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
 
+from ..compaction.summary import ELISION_MARKER
 from .config import CompressionConfig
 
 __all__ = [
@@ -48,9 +49,6 @@ FALLBACK_SUMMARY: Final = (
 )
 """The summary used when every attempt fails (TJ-18)."""
 
-ELISION_MARKER: Final = "\n...[truncated]...\n"
-"""The library's mark for the cut middle of a long text handed to a summarizer (the same
-text the live compressor puts in long tool results, compaction.md CC-61)."""
 
 ELIDE_OVER: Final = 3_000
 ELIDE_KEEP_HEAD: Final = 1_500
