@@ -15,6 +15,11 @@ recognises secrets, in code (precompiled regular expressions, no model). It guar
   there, and where.
 * **Code is not a secret.** ``password = form.get("password")``, ``api_key=api_key``,
   ``token = os.environ["TOKEN"]``, ``$TOKEN`` and booleans are left alone.
+
+What is recognised lives in two companions: :mod:`.redact_patterns` (vendor tokens known by
+their shape) and :mod:`.redact_values` (values known by the name beside them, including
+prose). This module runs them: anchors, passes, rounds, and the public functions.
+Measured against detect-secrets in docs/benchmarks.md ("Secret redaction").
 """
 
 from __future__ import annotations
@@ -24,50 +29,29 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .redact_patterns import TOKEN_PATTERNS, TokenPattern
+from .redact_values import (
+    ASSIGNMENT,
+    CLI_FLAG,
+    KEY_ANCHORS,
+    MYSQL_PASSWORD,
+    PROSE,
+    PROSE_ANCHORS,
+    REDACTED,
+    SECRET_KEY_NAME,
+    SSHPASS,
+    WEAK_ANCHORS,
+    WEAK_ASSIGNMENT,
+    assignment_replacement,
+    prose_replacement,
+    quoted_replacement,
+    weak_replacement,
+)
+
 __all__ = ["REDACTED", "contains_secret", "is_secret_key", "redact", "redact_value"]
 
-REDACTED = "[REDACTED]"
-"""The marker that replaces every secret value."""
 
 _MAX_ROUNDS = 4  # redaction converges in 1-2 rounds; the cap bounds pathological inputs
-
-# --- whole tokens: the value itself is recognisable -----------------------------------------
-
-_TOKEN_PATTERNS: tuple[tuple[tuple[str, ...], re.Pattern[str]], ...] = (
-    # OpenAI (sk-, sk-proj-, sk-svcacct-, sk-admin-), Anthropic (sk-ant-), OpenRouter
-    # (sk-or-v1-). Real keys always contain a digit; kebab-case words do not.
-    (
-        ("sk-",),
-        re.compile(r"(?<![A-Za-z0-9_-])sk-(?=[A-Za-z0-9_-]{0,200}?\d)[A-Za-z0-9_-]{20,}+"),
-    ),
-    # Stripe secret / restricted keys.
-    (
-        ("sk_live_", "sk_test_", "rk_live_", "rk_test_"),
-        re.compile(r"(?<![A-Za-z0-9])[sr]k_(?:live|test)_[A-Za-z0-9]{16,}+"),
-    ),
-    (("AIza",), re.compile(r"AIza[0-9A-Za-z_-]{35}")),
-    (
-        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
-        re.compile(
-            r"(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9_]{16,}+|github_pat_[A-Za-z0-9_]{22,}+)"
-        ),
-    ),
-    (("glpat-",), re.compile(r"glpat-[A-Za-z0-9_-]{20,}+")),
-    (("hf_",), re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{30,}+")),
-    (("npm_",), re.compile(r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36,}+")),
-    (("xox",), re.compile(r"(?<![A-Za-z0-9])xox[abeprs]-[A-Za-z0-9-]{10,}+")),
-    (
-        ("AKIA", "ASIA"),
-        re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])"),
-    ),
-    # JSON Web Tokens: header and payload are base64url JSON, so both start with "eyJ".
-    (
-        ("eyJ",),
-        re.compile(
-            r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+"
-        ),
-    ),
-)
 
 # A private key block: keep the armour lines so readers see what it was, drop the body.
 # An unterminated block (a truncated tool output) loses its base64 body to the end.
@@ -106,82 +90,6 @@ _BEARER = re.compile(
     r"(\bbearer[ \t]+)(?=[A-Za-z0-9._~+/-]{0,200}?\d)[A-Za-z0-9._~+/-]{16,}+=*", re.IGNORECASE
 )
 
-# --- key = value assignments: the name tells us the value is secret ---------------------------
-
-# Secret-bearing names. The name may carry any prefix (OPENAI_API_KEY, DB_PASSWORD,
-# client_secret) but must *end* here: password_field, tokens and tokenizer are not secrets.
-_KEY_WORDS = (
-    r"secret[_-]?access[_-]?key|secret[_-]?key|private[_-]?key|api[_-]?key|apikey|"
-    r"access[_-]?key|auth[_-]?key|session[_-]?key|password|passwd|passphrase|"
-    # PWD=/path is the shell's working directory, not a password.
-    r"pwd(?![ \t]*[=:][ \t]*[\"']?[/~.$])|token|secret"
-)
-_KEY_END = r"(?![A-Za-z0-9_])"
-_SECRET_KEY_NAME = re.compile(rf"(?:{_KEY_WORDS}){_KEY_END}", re.IGNORECASE)
-
-# Values that are code or references, never literal secrets.
-_NOT_A_VALUE = (
-    r"(?!\[REDACTED\])"
-    r"(?![$%{<*])"
-    r"(?!(?:none|null|nil|true|false|undefined|await|new|function|lambda|yield|async|not|"
-    r"str|int|bool|string|bytes|optional|any|self|this)(?![A-Za-z0-9_]))"
-    r"(?![A-Za-z_][A-Za-z0-9_]*+(?:\.|\(|\[|[ \t]*[,)]))"
-)
-_QUOTED = r"(?:\\?\"(?:[^\"\\\n]|\\[^\"\n])*+\\?\"|'(?:[^'\\\n]|\\[^'\n])*+')"
-_BARE = r"[^\s'\"\\`,;(){}\[\]<>&=]++=*+"
-
-_ASSIGNMENT = re.compile(
-    rf"((?:{_KEY_WORDS}){_KEY_END}\\?[\"']?"
-    # optional type annotation before "=" (token: str = "...")
-    rf"(?:[ \t]*:[ \t]*[A-Za-z_][A-Za-z0-9_.\[\] |]{{0,40}}?(?=[ \t]*=))?"
-    rf"[ \t]*(?:=>|:=|=(?!=)|:)[ \t]*)"
-    rf"(?:(?!\\?[\"']\[REDACTED\])({_QUOTED})|{_NOT_A_VALUE}({_BARE}))",
-    re.IGNORECASE,
-)
-# --password x / --db-token=x ; a following flag (--password --user) is not a value.
-_CLI_FLAG = re.compile(
-    # (?<!-) and the letter after "--" make a run of dashes fail at once, position by position
-    rf"((?<!-)--(?=[A-Za-z])[A-Za-z0-9_-]{{0,40}}?(?:{_KEY_WORDS})(?![A-Za-z0-9_-])(?:=|[ \t]+))"
-    rf"(?:(?!\\?[\"']\[REDACTED\])({_QUOTED})|(?!-){_NOT_A_VALUE}({_BARE}))",
-    re.IGNORECASE,
-)
-# Every alternative of _KEY_WORDS starts with one of these.
-_KEY_ANCHORS = ("secret", "private", "api", "access", "auth", "session", "pass", "pwd", "token")
-
-
-def _quoted_replacement(match: re.Match[str]) -> str:
-    quoted = match.group(2)
-    if quoted is None:
-        return f"{match.group(1)}{REDACTED}"
-    opening = quoted[:2] if quoted.startswith("\\") else quoted[0]
-    closing = quoted[-2:] if quoted.endswith(('\\"', "\\'")) else quoted[-1]
-    if len(quoted) <= len(opening) + len(closing):
-        return match.group(0)  # an empty literal hides nothing
-    return f"{match.group(1)}{opening}{REDACTED}{closing}"
-
-
-def _assignment_replacement(match: re.Match[str]) -> str:
-    if match.group(3) is not None and _is_colon_prose(match):
-        return match.group(0)
-    return _quoted_replacement(match)
-
-
-def _is_colon_prose(match: re.Match[str]) -> bool:
-    """``key: word more words`` is prose, not YAML: "the token: it expires soon".
-
-    Only a purely alphabetic value followed on the same line by another word counts as
-    prose; ``token: abc123``, ``secret: value # prod`` and other separators (``=``, ``=>``)
-    stay configuration.
-    """
-    separator = match.group(1).rstrip(" \t")
-    if not separator.endswith(":") or separator.endswith(":="):
-        return False
-    if not match.group(3).isalpha():
-        return False
-    following = match.string[match.end() : match.end() + 8].lstrip(" \t")
-    return following[:1].isalpha()
-
-
 Replacement = str | Callable[[re.Match[str]], str]
 
 
@@ -199,6 +107,10 @@ class _Pass:
     replacement: Replacement
     ignore_case: bool = False
     regex_scan: bool = False  # short, common anchors: let the regex engine scan in C
+    # A token whose anchor sits inside it (the ":" of a Telegram token): a match starts
+    # up to ``lead_max`` characters of ``lead`` before the anchor, at the run's beginning.
+    lead: frozenset[str] = frozenset()
+    lead_max: int = 0
 
     def apply(self, text: str, lowered: str) -> str:
         haystack = lowered if self.ignore_case else text
@@ -213,7 +125,7 @@ class _Pass:
         for anchor in self.anchors:
             index = haystack.find(anchor)
             while index >= 0:
-                starts.add(index)
+                starts.add(self._run_start(text, index) if self.lead_max else index)
                 index = haystack.find(anchor, index + 1)
         if not starts:
             return text
@@ -236,22 +148,54 @@ class _Pass:
         pieces.append(text[done:])
         return "".join(pieces)
 
+    def _run_start(self, text: str, index: int) -> int:
+        start, floor = index, max(0, index - self.lead_max)
+        while start > floor and text[start - 1] in self.lead:
+            start -= 1
+        return start
+
 
 def _private_key_replacement(match: re.Match[str]) -> str:
     return f"{match.group(1)}{REDACTED}{match.group(2) or ''}"
 
 
+def _token_replacement(token: TokenPattern) -> Replacement:
+    check = token.check
+    if check is None:
+        return REDACTED
+    return lambda match: REDACTED if check(match) else match.group(0)
+
+
+def _paired_replacement(match: re.Match[str]) -> str:
+    return f"{match.group(1)}{REDACTED}"
+
+
+# Order matters only for readability of the result: whole tokens first (so a vendor key
+# under any name goes whole), then structures (URLs, headers, flags), then names.
 _PASSES: tuple[_Pass, ...] = (
     _Pass(("-----BEGIN",), _PRIVATE_KEY, _private_key_replacement),
-    *(_Pass(anchors, pattern, REDACTED) for anchors, pattern in _TOKEN_PATTERNS),
+    *(
+        _Pass(
+            t.anchors,
+            t.pattern,
+            _token_replacement(t),
+            lead=frozenset(t.lead),
+            lead_max=t.lead_max,
+        )
+        for t in TOKEN_PATTERNS
+    ),
     _Pass(("://",), _URL_CREDENTIALS, rf"\1{REDACTED}"),
     _Pass(("-u", "--user"), _USER_FLAG, rf"\1{REDACTED}", regex_scan=True),
     _Pass(("hooks.slack.com",), _SLACK_HOOK, rf"\1{REDACTED}", ignore_case=True),
     _Pass(("?", "&"), _QUERY_PARAM, rf"\1{REDACTED}", ignore_case=True, regex_scan=True),
     _Pass(("authorization",), _AUTH_HEADER, rf"\1{REDACTED}", ignore_case=True),
     _Pass(("bearer",), _BEARER, rf"\1{REDACTED}", ignore_case=True),
-    _Pass(("--",), _CLI_FLAG, _quoted_replacement, regex_scan=True),
-    _Pass(_KEY_ANCHORS, _ASSIGNMENT, _assignment_replacement, ignore_case=True),
+    _Pass(("--",), CLI_FLAG, quoted_replacement, regex_scan=True),
+    _Pass(("mysql", "mariadb"), MYSQL_PASSWORD, _paired_replacement),
+    _Pass(("sshpass",), SSHPASS, quoted_replacement),
+    _Pass(KEY_ANCHORS, ASSIGNMENT, assignment_replacement, ignore_case=True),
+    _Pass(WEAK_ANCHORS, WEAK_ASSIGNMENT, weak_replacement, ignore_case=True),
+    _Pass(PROSE_ANCHORS, PROSE, prose_replacement, ignore_case=True),
 )
 
 
@@ -287,7 +231,7 @@ def contains_secret(text: str) -> bool:
 
 def is_secret_key(name: str) -> bool:
     """True when a mapping key names a secret (``password``, ``OPENAI_API_KEY``, ``token``)."""
-    return any(m.end() == len(name) for m in _SECRET_KEY_NAME.finditer(name))
+    return any(m.end() == len(name) for m in SECRET_KEY_NAME.finditer(name))
 
 
 def redact_value(value: Any) -> Any:

@@ -22,7 +22,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..compaction.redact import redact
+from ..compaction.redact import contains_secret
 from ..config import home_dir
 from ..errors import MemoryCapacityError, MemoryMatchError, MemoryThreatError, MemoryToolError
 from .batch import apply_operations
@@ -41,7 +41,7 @@ from .entries import (
     usage_text,
     validate_target,
 )
-from .locking import TEMP_PREFIX, TEMP_SUFFIX, atomic_write, file_lock
+from .locking import TEMP_PREFIX, TEMP_SUFFIX, atomic_write, file_lock, sweep_dead, sweep_locked
 from .threats import ScanMode, check_content
 
 if TYPE_CHECKING:
@@ -165,8 +165,10 @@ class MemoryStore:
         return list(self._live[tgt])
 
     def _sweep_temp_files(self) -> None:
-        # A writer killed between mkstemp and os.replace leaves its temp file behind; one
-        # older than the grace period cannot belong to a write still in progress.
+        # A writer killed between mkstemp and os.replace leaves its temp file behind. Ours
+        # carry the writer's pid: a dead writer's file goes now (a live one's never). Files
+        # without a pid (older versions) go once older than the grace period.
+        sweep_dead(self.directory)
         cutoff = time.time() - STALE_TEMP_SECONDS
         for temp in self.directory.glob(f"{TEMP_PREFIX}*{TEMP_SUFFIX}"):
             with contextlib.suppress(OSError):
@@ -213,10 +215,10 @@ class MemoryStore:
                 "Content cannot contain a line holding only '§' (the entry separator); "
                 "save separate entries instead."
             )
-        check_content(content, self.threat_scan)
-        if redact(content) != content:
+        if contains_secret(content):
             # Memory is replayed into every later prompt: a secret must never be stored,
             # and storing a redacted stub would silently change what the agent asked for.
+            # Checked before the threat scan so a secret is always named as such.
             raise MemoryThreatError(
                 "Blocked: content contains a secret value (API key, token, password or "
                 "private key). Memory is placed in the system prompt of every later "
@@ -225,8 +227,12 @@ class MemoryStore:
                 category="secret",
                 pattern="secret_value",
             )
+        check_content(content, self.threat_scan)
 
     def _read_for_write(self, target: Target, *, drift_check: bool) -> list[str]:
+        # Called first under the target's lock: no other writer of it can be mid-write, so
+        # every temp file of it left in the directory is an orphan of a killed writer.
+        sweep_locked(self.path(target))
         text = self._read_text(target, strict=True)
         entries = parse_entries(text)
         if drift_check and (

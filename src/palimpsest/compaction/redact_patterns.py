@@ -1,0 +1,173 @@
+"""The catalogue of credentials recognisable by their own shape (vendor tokens).
+
+:mod:`palimpsest.compaction.redact` applies these; they live apart so the catalogue can grow
+without crowding the redaction machinery. Each entry names the literal every match starts
+with (the *anchors*, found with ``str.find`` before the regex runs), the pattern, and the
+vendor's documented format. Patterns obey the module's linear-time rule: they begin with a
+literal or a short bounded class, and repeat with possessive or bounded quantifiers.
+
+A shape that ordinary text can also take (a Discord token is three base64url parts, which a
+long dotted name could imitate) is confirmed by a *check* on the match before it is
+replaced; a match the check rejects is left as it was.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+
+__all__ = ["TOKEN_PATTERNS", "TokenPattern"]
+
+
+@dataclass(frozen=True)
+class TokenPattern:
+    """One vendor format: anchors, pattern, and an optional check of the whole match."""
+
+    name: str
+    anchors: tuple[str, ...]
+    pattern: re.Pattern[str]
+    check: Callable[[re.Match[str]], bool] | None = None
+    # When the anchor sits inside the token (the ":" of a Telegram token), the match
+    # starts at the beginning of the run of ``lead`` characters before it, at most
+    # ``lead_max`` back: the pattern's left boundary guarantees that is the only start.
+    lead: str = ""
+    lead_max: int = 0
+
+
+_B64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
+
+
+def _discord_user_id(match: re.Match[str]) -> bool:
+    """A Discord token's first part is the bot's numeric snowflake id in base64."""
+    head = match.group(0).split(".", 1)[0]
+    try:
+        decoded = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))
+    except (binascii.Error, ValueError):
+        return False
+    return 15 <= len(decoded) <= 21 and decoded.isdigit()
+
+
+TOKEN_PATTERNS: tuple[TokenPattern, ...] = (
+    # OpenAI (sk-, sk-proj-, sk-svcacct-, sk-admin-), Anthropic (sk-ant-), OpenRouter
+    # (sk-or-v1-). Real keys always contain a digit; kebab-case words do not.
+    TokenPattern(
+        "openai-anthropic-openrouter",
+        ("sk-",),
+        re.compile(r"(?<![A-Za-z0-9_-])sk-(?=[A-Za-z0-9_-]{0,200}?\d)[A-Za-z0-9_-]{20,}+"),
+    ),
+    # Stripe secret / restricted keys.
+    TokenPattern(
+        "stripe",
+        ("sk_live_", "sk_test_", "rk_live_", "rk_test_"),
+        re.compile(r"(?<![A-Za-z0-9])[sr]k_(?:live|test)_[A-Za-z0-9]{16,}+"),
+    ),
+    # Stripe webhook signing secret, ``whsec_`` + base62 (docs.stripe.com/webhooks).
+    TokenPattern(
+        "stripe-webhook",
+        ("whsec_",),
+        re.compile(r"(?<![A-Za-z0-9])whsec_[A-Za-z0-9+/]{24,}+=*"),
+    ),
+    TokenPattern("google-api", ("AIza",), re.compile(r"AIza[0-9A-Za-z_-]{35}")),
+    # Google OAuth client secret, ``GOCSPX-`` + 28 characters (Google Auth Platform,
+    # client secrets issued since 2021).
+    TokenPattern(
+        "google-oauth", ("GOCSPX-",), re.compile(r"(?<![A-Za-z0-9])GOCSPX-[A-Za-z0-9_-]{20,}+")
+    ),
+    # Google OAuth 2.0 access token (``ya29.`` + base64url), as returned by the token
+    # endpoint (developers.google.com/identity/protocols/oauth2).
+    TokenPattern(
+        "google-access-token",
+        ("ya29.",),
+        re.compile(r"(?<![A-Za-z0-9])ya29\.[0-9A-Za-z_-]{20,}+"),
+    ),
+    TokenPattern(
+        "github",
+        ("ghp_", "gho_", "ghu_", "ghs_", "ghr_", "github_pat_"),
+        re.compile(
+            r"(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9_]{16,}+|github_pat_[A-Za-z0-9_]{22,}+)"
+        ),
+    ),
+    TokenPattern("gitlab", ("glpat-",), re.compile(r"glpat-[A-Za-z0-9_-]{20,}+")),
+    TokenPattern("huggingface", ("hf_",), re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{30,}+")),
+    TokenPattern("npm", ("npm_",), re.compile(r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36,}+")),
+    TokenPattern("slack", ("xox",), re.compile(r"(?<![A-Za-z0-9])xox[abeprs]-[A-Za-z0-9-]{10,}+")),
+    TokenPattern(
+        "aws-access-key-id",
+        ("AKIA", "ASIA"),
+        re.compile(r"(?<![A-Z0-9])(?:AKIA|ASIA)[A-Z0-9]{16}(?![A-Z0-9])"),
+    ),
+    # JSON Web Tokens: header and payload are base64url JSON, so both start with "eyJ".
+    TokenPattern(
+        "jwt",
+        ("eyJ",),
+        re.compile(
+            r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}+\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+"
+        ),
+    ),
+    # SendGrid: ``SG.`` + 22-character key id + ``.`` + 43-character secret, 69 in all
+    # (twilio.com/docs/sendgrid/ui/account-and-settings/api-keys).
+    TokenPattern(
+        "sendgrid",
+        ("SG.",),
+        re.compile(r"(?<![A-Za-z0-9_-])SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}"),
+    ),
+    # Twilio API key SID: ``SK`` + 32 hex digits, pattern ``^SK[0-9a-fA-F]{32}$``
+    # (twilio.com/docs/iam/api-keys/key-resource-v1). Account SIDs (``AC``) are not secret.
+    TokenPattern(
+        "twilio",
+        ("SK",),
+        re.compile(r"(?<![A-Za-z0-9])SK[0-9a-fA-F]{32}(?![A-Za-z0-9])"),
+    ),
+    # Mailgun private API key, ``key-`` + 32 hex (older accounts), and the current
+    # ``<32 hex>-<8 hex>-<8 hex>`` form. ``pubkey-`` is the public validation key.
+    TokenPattern(
+        "mailgun",
+        ("key-",),
+        re.compile(r"(?<![A-Za-z0-9_-])key-[0-9a-zA-Z]{32}(?![A-Za-z0-9])"),
+    ),
+    TokenPattern(
+        "mailgun-v2",
+        ("-",),
+        re.compile(r"(?<![0-9A-Za-z-])[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}(?![0-9A-Za-z-])"),
+        lead="0123456789abcdef",
+        lead_max=32,
+    ),
+    # DigitalOcean: ``dop_v1_`` personal, ``doo_v1_`` OAuth, ``dor_v1_`` refresh tokens,
+    # each + 64 hex (docs.digitalocean.com/notes/2022/api-token-format).
+    TokenPattern(
+        "digitalocean",
+        ("dop_v1_", "doo_v1_", "dor_v1_"),
+        re.compile(r"(?<![A-Za-z0-9])do[opr]_v1_[a-f0-9]{64}(?![A-Za-z0-9])"),
+    ),
+    # Telegram bot token from @BotFather: the bot's numeric id, ``:``, 35 base64url
+    # characters (core.telegram.org/bots/api#authorizing-your-bot; the docs' own example
+    # has 34, so a few either side are accepted).
+    TokenPattern(
+        "telegram",
+        (":",),
+        re.compile(
+            # mixed case: a "1712345678:<md5 hex>" log key is not a bot token
+            r"(?<![0-9])[0-9]{6,10}:(?=[A-Za-z0-9_-]{0,40}?[A-Z])(?=[A-Za-z0-9_-]{0,40}?[a-z])"
+            r"[A-Za-z0-9_-]{32,40}(?![A-Za-z0-9_-])"
+        ),
+        lead="0123456789",
+        lead_max=10,
+    ),
+    # Discord bot token: base64 user id . base64 timestamp (6 chars) . HMAC (27 chars,
+    # 38 since 2022), as documented by discord.py (docs/token.rst). The id part is
+    # checked: it must decode to the digits of a snowflake.
+    TokenPattern(
+        "discord",
+        (".",),
+        re.compile(
+            r"(?<![A-Za-z0-9_-])[MNO][A-Za-z0-9_-]{22,27}\.[A-Za-z0-9_-]{6,7}\."
+            r"[A-Za-z0-9_-]{27,40}(?![A-Za-z0-9_-])"
+        ),
+        check=_discord_user_id,
+        lead=_B64URL,
+        lead_max=28,
+    ),
+)
