@@ -1,0 +1,237 @@
+"""``compress_trajectory``: one pass of the algorithm over one trajectory, sync or async.
+
+The flow is plan -> summarize (with retries) -> assemble -> measure. Planning and assembly
+are the pure functions of :mod:`.algorithm`; this module adds the only effects: counting
+tokens, calling the summarizer with jittered exponential backoff (TJ-16), and sleeping
+between attempts. The sync and async entry points share every step except the summarizer
+call and the sleep.
+
+One decision beyond the spec: when the assembled trajectory is not smaller than the input
+(a summary as long as the turns it replaced, plus the notice), the input is returned
+unchanged, so a pass never makes a trajectory longer. Its metrics say what was attempted
+(API calls and errors) but ``was_compressed`` stays false.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import inspect
+import os
+import random
+import time
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any, Final
+
+from ..compaction.redact import redact
+from .algorithm import FALLBACK_SUMMARY, Plan, assemble, normalize_summary, plan, render_region
+from .config import CompressionConfig
+from .counting import TextCounter, count_tokens, make_counter
+from .metrics import TrajectoryMetrics
+from .summary import (
+    ExtractiveTrajectorySummarizer,
+    ModelSummarizer,
+    TrajectorySummarizer,
+    TrajectorySummaryRequest,
+    build_prompt,
+)
+
+__all__ = [
+    "MAX_BACKOFF_SECONDS",
+    "backoff_delay",
+    "compress_trajectory",
+    "compress_trajectory_async",
+    "count_turns",
+    "summarizer_from_config",
+]
+
+MAX_BACKOFF_SECONDS: Final = 30.0
+_BASE_URL_PREFIXES: Final = ("openrouter", "openai-compatible")
+
+Turns = Sequence[Mapping[str, Any]]
+
+
+def summarizer_from_config(config: CompressionConfig) -> TrajectorySummarizer:
+    """The extractive summarizer, or a model built from ``config.summarization_model``.
+
+    The spec is a ``<provider>:<model>`` string (:func:`palimpsest.providers.connect`);
+    ``base_url`` applies to OpenRouter and OpenAI-compatible servers, and the key is read
+    from the environment variable ``api_key_env`` names.
+    """
+    spec = config.summarization_model
+    if not spec:
+        return ExtractiveTrajectorySummarizer()
+    from ..providers.connect import connect, parse_model_spec
+
+    prefix, _ = parse_model_spec(spec)
+    base_url = config.base_url if prefix in _BASE_URL_PREFIXES else None
+    model = connect(spec, base_url=base_url, api_key=os.environ.get(config.api_key_env) or None)
+    return ModelSummarizer(model, config)
+
+
+def count_turns(turns: Turns, counter: TextCounter) -> list[int]:
+    """Tokens of each turn's ``value`` (TJ-06)."""
+    return [count_tokens(counter, str(t.get("value") or "")) for t in turns]
+
+
+def backoff_delay(attempt: int, base: float, rng: Callable[[], float] = random.random) -> float:
+    """Seconds to wait after failed attempt ``attempt`` (0-based): ``base * 2**attempt``,
+    capped at 30 s, then scaled by a random factor in [0.5, 1) so parallel workers spread."""
+    delay = min(float(base) * 2.0**attempt, MAX_BACKOFF_SECONDS)
+    return delay * (0.5 + rng() / 2)
+
+
+def _metrics_for(turns: Turns, total: int) -> TrajectoryMetrics:
+    return TrajectoryMetrics(
+        original_turns=len(turns),
+        original_tokens=total,
+        compressed_turns=len(turns),
+        compressed_tokens=total,
+    )
+
+
+def _request(turns: Turns, p: Plan, config: CompressionConfig) -> TrajectorySummaryRequest:
+    rendered = render_region(turns, p.start, p.until)
+    return TrajectorySummaryRequest(
+        turns=turns,
+        start=p.start,
+        until=p.until,
+        rendered=redact(rendered),
+        prompt=redact(build_prompt(rendered, config.summary_target_tokens)),
+        target_tokens=config.summary_target_tokens,
+    )
+
+
+def _attempts(summarizer: TrajectorySummarizer, config: CompressionConfig) -> tuple[int, bool]:
+    is_model = bool(getattr(summarizer, "is_model", True))
+    return (config.max_retries if is_model else 1), is_model
+
+
+def _summarize(
+    summarizer: TrajectorySummarizer,
+    request: TrajectorySummaryRequest,
+    config: CompressionConfig,
+    metrics: TrajectoryMetrics,
+) -> str:
+    attempts, is_model = _attempts(summarizer, config)
+    for attempt in range(attempts):
+        if is_model:
+            metrics.summarization_api_calls += 1
+        try:
+            return normalize_summary(redact(summarizer.summarize(request) or ""))
+        except Exception:  # any failed attempt is retried, then falls back
+            metrics.summarization_errors += 1
+            if attempt + 1 < attempts:
+                time.sleep(backoff_delay(attempt, config.retry_delay))
+    return FALLBACK_SUMMARY
+
+
+async def _asummarize(
+    summarizer: TrajectorySummarizer,
+    request: TrajectorySummaryRequest,
+    config: CompressionConfig,
+    metrics: TrajectoryMetrics,
+) -> str:
+    attempts, is_model = _attempts(summarizer, config)
+    call: Callable[[TrajectorySummaryRequest], Any] = getattr(
+        summarizer, "asummarize", summarizer.summarize
+    )
+    for attempt in range(attempts):
+        if is_model:
+            metrics.summarization_api_calls += 1
+        try:
+            text = call(request)
+            if inspect.isawaitable(text):
+                text = await _awaited(text)
+            return normalize_summary(redact(text or ""))
+        except Exception:  # any failed attempt is retried, then falls back
+            metrics.summarization_errors += 1
+            if attempt + 1 < attempts:
+                await asyncio.sleep(backoff_delay(attempt, config.retry_delay))
+    return FALLBACK_SUMMARY
+
+
+async def _awaited(value: Awaitable[Any]) -> Any:
+    return await value
+
+
+def _finish(
+    turns: Turns,
+    p: Plan,
+    summary: str,
+    metrics: TrajectoryMetrics,
+    config: CompressionConfig,
+    counter: TextCounter,
+) -> tuple[list[dict[str, Any]], TrajectoryMetrics]:
+    out = assemble(turns, p.start, p.until, summary, config)
+    tokens = sum(count_turns(out, counter))
+    if tokens >= p.total:
+        metrics.still_over_limit = p.total > config.target_max_tokens
+        return [dict(t) for t in turns], metrics
+    metrics.compressed_turns = len(out)
+    metrics.compressed_tokens = tokens
+    metrics.turns_removed = len(turns) - len(out)
+    metrics.tokens_saved = p.total - tokens
+    metrics.compression_ratio = tokens / max(p.total, 1)
+    metrics.was_compressed = True
+    metrics.still_over_limit = tokens > config.target_max_tokens
+    metrics.turns_compressed_start_idx = p.start
+    metrics.turns_compressed_end_idx = p.until
+    metrics.turns_in_compressed_region = p.until - p.start
+    return out, metrics
+
+
+def _prepare(
+    turns: Turns, config: CompressionConfig, counter: TextCounter | None
+) -> tuple[Plan, TrajectoryMetrics, TextCounter, list[dict[str, Any]] | None]:
+    """The plan, fresh metrics, the counter, and the finished output when no summary is due."""
+    counter = counter if counter is not None else make_counter(config)
+    p = plan(turns, count_turns(turns, counter), config)
+    metrics = _metrics_for(turns, p.total)
+    if p.status == "summarize":
+        return p, metrics, counter, None
+    if p.status == "skipped_under_target":
+        metrics.skipped_under_target = True
+    else:
+        metrics.still_over_limit = p.total > config.target_max_tokens
+    return p, metrics, counter, [dict(t) for t in turns]
+
+
+def compress_trajectory(
+    turns: Turns,
+    config: CompressionConfig,
+    *,
+    summarizer: TrajectorySummarizer | None = None,
+    counter: TextCounter | None = None,
+) -> tuple[list[dict[str, Any]], TrajectoryMetrics]:
+    """Compress one ShareGPT trajectory to ``config.target_max_tokens`` if it can (TJ-06..19).
+
+    ``turns`` must already be valid (see :func:`palimpsest.trajectories.check_turns`); the
+    input is never mutated. Without ``summarizer``, one is built from the config; without
+    ``counter``, the config's tokenizer is used (cached per process).
+    """
+    p, metrics, counter, done = _prepare(turns, config, counter)
+    if done is not None:
+        return done, metrics
+    summarizer = summarizer if summarizer is not None else summarizer_from_config(config)
+    summary = _summarize(summarizer, _request(turns, p, config), config, metrics)
+    return _finish(turns, p, summary, metrics, config, counter)
+
+
+async def compress_trajectory_async(
+    turns: Turns,
+    config: CompressionConfig,
+    *,
+    summarizer: TrajectorySummarizer | None = None,
+    counter: TextCounter | None = None,
+) -> tuple[list[dict[str, Any]], TrajectoryMetrics]:
+    """:func:`compress_trajectory` with an awaited summarizer (TJ-23).
+
+    Uses the summarizer's ``asummarize`` coroutine when it has one; a sync-only summarizer
+    is called directly (the extractive one is quick and CPU-bound).
+    """
+    p, metrics, counter, done = _prepare(turns, config, counter)
+    if done is not None:
+        return done, metrics
+    summarizer = summarizer if summarizer is not None else summarizer_from_config(config)
+    summary = await _asummarize(summarizer, _request(turns, p, config), config, metrics)
+    return _finish(turns, p, summary, metrics, config, counter)
