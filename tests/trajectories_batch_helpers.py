@@ -58,3 +58,51 @@ async def shout_async(entry: dict[str, Any]) -> Result:
         await asyncio.sleep(float(entry["sleep"]))
         entry = {k: v for k, v in entry.items() if k != "sleep"}
     return shout(entry)
+
+
+class WordCounter:
+    """The spec's stub tokenizer: whitespace-separated words."""
+
+    def count_text(self, text: str) -> int:
+        return len(text.split())
+
+
+class DidX:
+    """The spec's stub summarizer: always ``did X``; a region mentioning ``SLOW`` sleeps."""
+
+    is_model = False
+
+    def summarize(self, request: Any) -> str:
+        if any("SLOW" in str(t.get("value", "")) for t in request.region):
+            time.sleep(30)
+        return "did X"
+
+
+def spec_config(**changes: Any) -> Any:
+    from palimpsest.trajectories.config import CompressionConfig
+
+    base = {"target_max_tokens": 90, "summary_target_tokens": 5, "protect_last_n_turns": 2}
+    return CompressionConfig(**{**base, **changes})
+
+
+def compress_words(entry: dict[str, Any]) -> Any:
+    """The real ``compress_entry`` with the spec's stubs; ``"raise"`` in an entry raises."""
+    from palimpsest.trajectories.entry import compress_entry
+
+    if "raise" in entry:
+        raise RuntimeError(str(entry["raise"]))
+    return compress_entry(entry, spec_config(), summarizer=DidX(), counter=WordCounter())
+
+
+def long_entry(ident: int, *, marker: str = "", **extra: Any) -> dict[str, Any]:
+    """A trajectory of ~116 words over a 90-word budget: system, human, gpt/tool pairs."""
+    turns = [
+        {"from": "system", "value": "You are a careful agent."},
+        {"from": "human", "value": f"Fix bug number {ident} please."},
+    ]
+    for step in range(4):
+        turns.append({"from": "gpt", "value": f"<tool_call>run step {step} {marker}</tool_call>"})
+        turns.append({"from": "tool", "value": " ".join(["output"] * 20) + f" {step}"})
+    turns.append({"from": "gpt", "value": "Done, the bug is fixed."})
+    turns.append({"from": "human", "value": "Thanks."})
+    return {"id": ident, "conversations": turns, **extra}
