@@ -100,7 +100,7 @@ def summary_table(
     data = metrics.to_json()
     table = Table(title="trajectories compress", show_header=False, title_justify="left")
     table.add_column("what", style="bold")
-    table.add_column("value", justify="right")
+    table.add_column("value", justify="right", overflow="fold")
     rate = data["total_trajectories"] / data["elapsed_seconds"] if data["elapsed_seconds"] else 0.0
     rows = [
         ("trajectories", f"{data['total_trajectories']:,}"),
