@@ -47,7 +47,9 @@ def dataset(path: Path, copies: int) -> Path:
     return path
 
 
-def test_compress_writes_the_tj02_output_metrics_and_a_summary(tmp_path: Path, isolated_home: Path) -> None:
+def test_compress_writes_the_tj02_output_metrics_and_a_summary(
+    tmp_path: Path, isolated_home: Path
+) -> None:
     source = dataset(tmp_path / "data.jsonl", 6)
     (tmp_path / "cfg.yaml").write_text(CONFIG)
     done = cli(isolated_home, str(source), "--config", "cfg.yaml", "--workers", "1", cwd=tmp_path)
@@ -67,10 +69,17 @@ def test_compress_writes_the_tj02_output_metrics_and_a_summary(tmp_path: Path, i
     ("args", "setup", "message"),
     [
         (["missing.jsonl"], None, "missing.jsonl: no such file or directory"),
-        (["data.jsonl", "--config", "cfg.yaml"], "compression:\n  target_max_tokns: 5\n",
-         "unknown key 'compression.target_max_tokns'"),
+        (
+            ["data.jsonl", "--config", "cfg.yaml"],
+            "compression:\n  target_max_tokns: 5\n",
+            "unknown key 'compression.target_max_tokns'",
+        ),
         (["data.jsonl", "--tokenizer", "no_such_encoding"], None, "no_such_encoding"),
-        (["data.jsonl", "-o", "exists.jsonl"], None, "exists.jsonl already exists; pass --overwrite"),
+        (
+            ["data.jsonl", "-o", "exists.jsonl"],
+            None,
+            "exists.jsonl already exists; pass --overwrite",
+        ),
     ],
 )
 def test_user_mistakes_are_one_line_and_exit_2(

@@ -14,9 +14,9 @@ ray = pytest.importorskip("ray", reason="ray is not installed (pip install 'pali
 
 import pyarrow as pa  # noqa: E402
 import pyarrow.parquet as pq  # noqa: E402
-from trajectories_batch_helpers import compress_words, long_entry  # noqa: E402
 
 from palimpsest.trajectories.runner import BatchOptions, Observer, plan_jobs, run_batch  # noqa: E402
+from trajectories_batch_helpers import compress_words, long_entry  # noqa: E402
 
 TESTS = Path(__file__).resolve().parent
 
@@ -50,7 +50,9 @@ def run(source: Path, output: Path, engine: str) -> tuple[Any, list[str]]:
     return metrics.to_json(), seen.lines
 
 
-def test_local_and_ray_give_identical_output_metrics_and_problem_lines(tmp_path: Path, local_ray: None) -> None:
+def test_local_and_ray_give_identical_output_metrics_and_problem_lines(
+    tmp_path: Path, local_ray: None
+) -> None:
     data = tmp_path / "data"
     data.mkdir()
     lines = [json.dumps(long_entry(i, note="é")) for i in range(23)]
@@ -69,4 +71,9 @@ def test_local_and_ray_give_identical_output_metrics_and_problem_lines(tmp_path:
     assert local == remote
     assert local["total_trajectories"] == 39 and local["bad_input"] == 1 and local["failed"] == 1
     assert remote_lines == local_lines
-    assert any(line.endswith("a.jsonl:5: bad input: not valid JSON (Expecting property name enclosed in double quotes at column 2)") for line in remote_lines)
+    assert any(
+        line.endswith(
+            "a.jsonl:5: bad input: not valid JSON (Expecting property name enclosed in double quotes at column 2)"
+        )
+        for line in remote_lines
+    )

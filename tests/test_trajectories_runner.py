@@ -8,7 +8,6 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from trajectories_batch_helpers import compress_words, long_entry, shout
 
 from palimpsest.errors import UserError
 from palimpsest.trajectories.runner import (
@@ -18,6 +17,7 @@ from palimpsest.trajectories.runner import (
     plan_jobs,
     run_batch,
 )
+from trajectories_batch_helpers import compress_words, long_entry, shout
 
 
 class Lines(Observer):
@@ -44,7 +44,9 @@ def write_jsonl(path: Path, rows: list[Any]) -> Path:
     return path
 
 
-def run(source: Path, fn: Any = compress_words, output: str | None = None, **opts: Any) -> tuple[Any, Lines, Path | None]:
+def run(
+    source: Path, fn: Any = compress_words, output: str | None = None, **opts: Any
+) -> tuple[Any, Lines, Path | None]:
     seen = Lines()
     jobs, root = plan_jobs(str(source), output, "_compressed")
     options = BatchOptions(**{"workers": 1, "timeout": 5.0, **opts})
@@ -98,7 +100,9 @@ BAD_ROWS: list[Any] = [
 ]
 
 
-def test_bad_input_is_one_line_each_counted_and_copied_through_byte_for_byte(tmp_path: Path) -> None:
+def test_bad_input_is_one_line_each_counted_and_copied_through_byte_for_byte(
+    tmp_path: Path,
+) -> None:
     source = write_jsonl(tmp_path / "bad.jsonl", BAD_ROWS)
     metrics, seen, root = run(source)
     assert root is not None
@@ -128,7 +132,9 @@ def test_bad_input_skip_leaves_them_out_and_still_counts_them(tmp_path: Path) ->
 def test_other_keys_keep_their_json_value_type_and_order(tmp_path: Path) -> None:
     extra = {"score": 0.5, "n": 3, "big": 2**70, "flag": False, "none": None,
              "nested": {"a": [1, "2", 3.0, {"b": None}]}, "text": "é ✓ 中文"}  # fmt: skip
-    source = write_jsonl(tmp_path / "keys.jsonl", [long_entry(1, **extra), {**extra, "conversations": []}])
+    source = write_jsonl(
+        tmp_path / "keys.jsonl", [long_entry(1, **extra), {**extra, "conversations": []}]
+    )
     _, _, root = run(source)
     assert root is not None
     first, second = read_jsonl(root)
@@ -160,7 +166,8 @@ def test_a_directory_maps_to_a_compressed_directory_with_the_same_names(tmp_path
     metrics, seen, root = run(src, chunk_size=1)
     assert root == tmp_path / "data_compressed"
     assert sorted(p.relative_to(root).as_posix() for p in root.rglob("*") if p.is_file()) == [
-        "a.jsonl", "sub/b.jsonl"
+        "a.jsonl",
+        "sub/b.jsonl",
     ]
     assert [e["id"] for e in read_jsonl(root / "sub" / "b.jsonl")] == [2, 3]
     assert metrics.total_trajectories == 3 and seen.total == 3 and seen.done == 3

@@ -10,7 +10,6 @@ from typing import Any
 import pyarrow as pa
 import pyarrow.parquet as pq
 import pytest
-from trajectories_batch_helpers import compress_words, long_entry
 
 from palimpsest.trajectories.outcome import Outcome
 from palimpsest.trajectories.runner import BatchOptions, plan_jobs, run_batch
@@ -22,6 +21,7 @@ from palimpsest.trajectories.sinks import (
     output_schema,
     records_to_write,
 )
+from trajectories_batch_helpers import compress_words, long_entry
 
 TURN = pa.struct([("from", pa.string()), ("value", pa.string())])
 SCHEMA = pa.schema(
@@ -46,7 +46,7 @@ def rows(n: int) -> list[dict[str, Any]]:
     for i in range(n):
         entry = long_entry(i)
         entry.update(
-            score=0.5 + i, when=dt.datetime(2024, 1, 1 + i % 28, tzinfo=dt.timezone.utc),
+            score=0.5 + i, when=dt.datetime(2024, 1, 1 + i % 28, tzinfo=dt.UTC),
             price=decimal.Decimal(f"{i}.25"), tags=["a", str(i)], attrs=[("k", i)],
             info={"lang": "en", "nums": [i, -i]}, blob=bytes([i % 256]), flag=i % 2 == 0,
         )  # fmt: skip
@@ -76,7 +76,14 @@ def test_parquet_round_trip_keeps_every_other_column_and_its_type(tmp_path: Path
     assert after[0]["compression_metrics"]["was_compressed"] is True
     assert after[0]["conversations"] != before[0]["conversations"]
     # Row groups: one per chunk of input (each input row group cut into chunks of 4).
-    assert [pq.ParquetFile(root).metadata.row_group(i).num_rows for i in range(6)] == [4, 2, 4, 2, 4, 2]
+    assert [pq.ParquetFile(root).metadata.row_group(i).num_rows for i in range(6)] == [
+        4,
+        2,
+        4,
+        2,
+        4,
+        2,
+    ]
 
 
 def test_metrics_struct_matches_the_trajectory_metrics_fields() -> None:
@@ -108,7 +115,10 @@ def test_an_aborted_writer_leaves_the_target_and_no_temporary_file(tmp_path: Pat
     assert target.read_text() == "old\n"
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl"]
     table = pa.Table.from_pylist([{"x": 1}])
-    with pytest.raises(RuntimeError), AtomicParquetWriter(tmp_path / "t.parquet", table.schema) as pw:
+    with (
+        pytest.raises(RuntimeError),
+        AtomicParquetWriter(tmp_path / "t.parquet", table.schema) as pw,
+    ):
         pw.write(table)
         raise RuntimeError("crash")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl"]
