@@ -16,6 +16,7 @@ from .memory import memory_app
 from .outputs import outputs_app
 from .replay import replay_command
 from .sessions import sessions_app
+from .trajectories import trajectories_app
 
 app = typer.Typer(
     name="palimpsest",
@@ -32,6 +33,7 @@ app.add_typer(sessions_app, name="sessions")
 app.add_typer(memory_app, name="memory")
 app.add_typer(eval_app, name="eval")
 app.add_typer(outputs_app, name="outputs")
+app.add_typer(trajectories_app, name="trajectories")
 
 
 def main() -> None:

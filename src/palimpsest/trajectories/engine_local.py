@@ -1,0 +1,150 @@
+"""The local engines: one process, a process pool, and the asyncio path for model summaries.
+
+Each engine maps a stream of :class:`~.outcome.Item` to a stream of
+:class:`~.outcome.Outcome` **in input order**, pulling input lazily so memory is bounded by
+the in-flight window, not by the dataset:
+
+- :func:`map_in_process`: one item at a time in this process (``--workers 1``).
+- :func:`map_in_pool`: a ``spawn`` process pool of ``workers`` processes. Items travel in
+  small batches (one pickling round trip per batch, not per entry); at most ``window``
+  batches are in flight, and results are yielded in submission order. Each worker receives
+  the per-entry function once, at start-up. ``spawn`` rather than ``fork`` because the
+  parent may hold threads (the progress bar, an SDK client) that a fork would copy mid-state.
+- :func:`map_async`: for model summaries, which wait on the network rather than the CPU. An
+  event loop in a helper thread runs the asynchronous per-entry function, at most ``window``
+  entries in flight; the cap on concurrent model calls (``max_concurrent_requests``) is a
+  semaphore shared by all of them.
+
+Every engine runs entries through :func:`~.outcome.run_guarded` (or its async twin), so the
+timeout and failure rules are the same everywhere.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import multiprocessing
+import threading
+from collections import deque
+from collections.abc import Iterable, Iterator
+from functools import partial
+from itertools import islice
+
+from .outcome import (
+    AsyncEntryFunction,
+    EntryFunction,
+    Item,
+    Outcome,
+    run_guarded,
+    run_guarded_async,
+)
+
+__all__ = ["DEFAULT_POOL_BATCH", "map_async", "map_in_pool", "map_in_process"]
+
+DEFAULT_POOL_BATCH = 8
+"""Items per pool task: amortizes pickling without starving workers on small inputs."""
+
+
+def map_in_process(
+    fn: EntryFunction, items: Iterable[Item], *, timeout: float | None
+) -> Iterator[Outcome]:
+    """Run every item here, one after the other."""
+    for item in items:
+        yield run_guarded(fn, item, timeout)
+
+
+_worker_fn: EntryFunction | None = None
+_worker_timeout: float | None = None
+
+
+def _init_worker(fn: EntryFunction, timeout: float | None) -> None:
+    global _worker_fn, _worker_timeout
+    _worker_fn = fn
+    _worker_timeout = timeout
+
+
+def _run_batch(items: list[Item]) -> list[Outcome]:
+    if _worker_fn is None:  # pragma: no cover - the initializer always ran
+        raise RuntimeError("pool worker was not initialized")
+    return [run_guarded(_worker_fn, item, _worker_timeout) for item in items]
+
+
+def map_in_pool(
+    fn: EntryFunction,
+    items: Iterable[Item],
+    *,
+    workers: int,
+    timeout: float | None,
+    batch: int = DEFAULT_POOL_BATCH,
+    window: int | None = None,
+) -> Iterator[Outcome]:
+    """Run items in ``workers`` processes; yields outcomes in input order."""
+    if workers <= 1:
+        yield from map_in_process(fn, items, timeout=timeout)
+        return
+    limit = window if window is not None else 4 * workers
+    context = multiprocessing.get_context("spawn")
+    executor = concurrent.futures.ProcessPoolExecutor(
+        max_workers=workers,
+        mp_context=context,
+        initializer=_init_worker,
+        initargs=(fn, timeout),
+    )
+    source = iter(items)
+    in_flight: deque[concurrent.futures.Future[list[Outcome]]] = deque()
+    try:
+        while True:
+            while len(in_flight) < limit:
+                group = list(islice(source, batch))
+                if not group:
+                    break
+                in_flight.append(executor.submit(_run_batch, group))
+            if not in_flight:
+                break
+            yield from in_flight.popleft().result()
+    finally:
+        for future in in_flight:
+            future.cancel()
+        executor.shutdown(wait=True, cancel_futures=True)
+
+
+def map_async(
+    fn: AsyncEntryFunction,
+    items: Iterable[Item],
+    *,
+    timeout: float | None,
+    max_concurrent: int,
+    window: int | None = None,
+) -> Iterator[Outcome]:
+    """Run an asynchronous per-entry function over items, ``max_concurrent`` at a time."""
+    limit = window if window is not None else max(2 * max_concurrent, 16)
+    loop = asyncio.new_event_loop()
+    thread = threading.Thread(target=loop.run_forever, name="trajectories-async", daemon=True)
+    thread.start()
+    semaphore = asyncio.run_coroutine_threadsafe(_make_semaphore(max_concurrent), loop).result()
+    run = partial(_bounded, fn, semaphore, timeout)
+    in_flight: deque[concurrent.futures.Future[Outcome]] = deque()
+    try:
+        for item in items:
+            in_flight.append(asyncio.run_coroutine_threadsafe(run(item), loop))
+            if len(in_flight) >= limit:
+                yield in_flight.popleft().result()
+        while in_flight:
+            yield in_flight.popleft().result()
+    finally:
+        for future in in_flight:
+            future.cancel()
+        loop.call_soon_threadsafe(loop.stop)
+        thread.join()
+        loop.close()
+
+
+async def _make_semaphore(size: int) -> asyncio.Semaphore:
+    return asyncio.Semaphore(max(1, size))
+
+
+async def _bounded(
+    fn: AsyncEntryFunction, semaphore: asyncio.Semaphore, timeout: float | None, item: Item
+) -> Outcome:
+    async with semaphore:
+        return await run_guarded_async(fn, item, timeout)

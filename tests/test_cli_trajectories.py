@@ -1,0 +1,162 @@
+"""``palimpsest trajectories compress`` as a real subprocess: errors, resume after SIGKILL."""
+
+from __future__ import annotations
+
+import json
+import os
+import random
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import pytest
+
+ROOT = Path(__file__).resolve().parents[1]
+REAL = ROOT / "tests" / "data" / "trajectories" / "real_sharegpt.jsonl"
+CONFIG = "compression:\n  target_max_tokens: 1500\n  summary_target_tokens: 150\n"
+
+
+def command(*args: str) -> list[str]:
+    return [sys.executable, "-m", "palimpsest.cli", "trajectories", "compress", *args]
+
+
+def env(home: Path) -> dict[str, str]:
+    return {"PATH": os.environ.get("PATH", "/usr/bin:/bin"), "PALIMPSEST_HOME": str(home),
+            "PYTHONPATH": str(ROOT / "src")}  # fmt: skip
+
+
+def cli(home: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(command(*args), cwd=cwd, env=env(home), capture_output=True,
+                          text=True, timeout=300, check=False)  # fmt: skip
+
+
+def dataset(path: Path, copies: int) -> Path:
+    """``copies`` entries cut from the real trajectories (different lengths, real turns)."""
+    real = [json.loads(line) for line in REAL.read_text(encoding="utf-8").splitlines()]
+    with path.open("w", encoding="utf-8") as out:
+        for i in range(copies):
+            src = real[i % len(real)]
+            turns = src["conversations"]
+            cut = 6 + (i * 7) % max(1, len(turns) - 8)
+            body = turns[:cut] + turns[-2:]
+            if body[cut - 1]["from"] == "gpt":  # never end the window on a lone tool call
+                body = turns[: cut - 1] + turns[-2:]
+            out.write(json.dumps({"id": i, "conversations": body, "meta": src["meta"]}) + "\n")
+    return path
+
+
+def test_compress_writes_the_tj02_output_metrics_and_a_summary(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    source = dataset(tmp_path / "data.jsonl", 6)
+    (tmp_path / "cfg.yaml").write_text(CONFIG)
+    done = cli(isolated_home, str(source), "--config", "cfg.yaml", "--workers", "1", cwd=tmp_path)
+    assert done.returncode == 0, done.stderr
+    out = tmp_path / "data_compressed.jsonl"
+    entries = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [e["id"] for e in entries] == list(range(6))
+    metrics = json.loads((tmp_path / "compression_metrics.json").read_text())
+    assert metrics["total_trajectories"] == 6 and metrics["compressed"] >= 1
+    assert "tokens saved" in done.stderr and "data_compressed.jsonl" in done.stderr
+    summaries = [t["value"] for e in entries if "compression_metrics" in e
+                 for t in e["conversations"] if t["value"].startswith("[CONTEXT SUMMARY]:")]  # fmt: skip
+    assert summaries and all("None" not in s[:40] for s in summaries)
+
+
+@pytest.mark.parametrize(
+    ("args", "setup", "message"),
+    [
+        (["missing.jsonl"], None, "missing.jsonl: no such file or directory"),
+        (
+            ["data.jsonl", "--config", "cfg.yaml"],
+            "compression:\n  target_max_tokns: 5\n",
+            "unknown key 'compression.target_max_tokns'",
+        ),
+        (["data.jsonl", "--tokenizer", "no_such_encoding"], None, "no_such_encoding"),
+        (
+            ["data.jsonl", "-o", "exists.jsonl"],
+            None,
+            "exists.jsonl already exists; pass --overwrite",
+        ),
+    ],
+)
+def test_user_mistakes_are_one_line_and_exit_2(
+    tmp_path: Path, isolated_home: Path, args: list[str], setup: str | None, message: str
+) -> None:
+    dataset(tmp_path / "data.jsonl", 1)
+    (tmp_path / "exists.jsonl").write_text("x\n")
+    if setup is not None:
+        (tmp_path / "cfg.yaml").write_text(setup)
+    done = cli(isolated_home, *args, cwd=tmp_path)
+    assert done.returncode == 2, done.stderr
+    assert message in done.stderr
+    assert "Traceback" not in done.stderr
+    assert (tmp_path / "exists.jsonl").read_text() == "x\n"
+
+
+def test_stdin_to_stdout(tmp_path: Path, isolated_home: Path) -> None:
+    source = dataset(tmp_path / "data.jsonl", 3)
+    done = subprocess.run(command("-", "-o", "-", "--workers", "1", "--quiet"), cwd=tmp_path,
+                          env=env(isolated_home), input=source.read_text(), capture_output=True,
+                          text=True, timeout=300, check=False)  # fmt: skip
+    assert done.returncode == 0, done.stderr
+    assert [json.loads(line)["id"] for line in done.stdout.splitlines()] == [0, 1, 2]
+
+
+def test_a_run_killed_at_a_random_point_resumes_to_identical_output(
+    tmp_path: Path, isolated_home: Path
+) -> None:
+    source = dataset(tmp_path / "data.jsonl", 240)
+    (tmp_path / "cfg.yaml").write_text(CONFIG)
+    args = [str(source), "--config", "cfg.yaml", "--workers", "1", "--chunk-size", "16", "--quiet"]
+    whole = cli(isolated_home, *args, "-o", "whole.jsonl", "--metrics", "whole.json", cwd=tmp_path)
+    assert whole.returncode == 0, whole.stderr
+
+    resumed = [*args, "-o", "resumed.jsonl", "--metrics", "resumed.json"]
+    work = tmp_path / "resumed.jsonl.partial"
+    proc = subprocess.Popen(command(*resumed), cwd=tmp_path, env=env(isolated_home),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    deadline = time.monotonic() + 240
+    # Wait until at least one chunk is committed, then kill at a random moment after that.
+    while not list(work.glob("*/*.json")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(random.uniform(0.0, 1.5))
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    assert proc.returncode == -signal.SIGKILL, "the run finished before it could be killed"
+    assert not (tmp_path / "resumed.jsonl").exists()
+    committed = len(list(work.glob("*/*.json")))
+    assert committed >= 1
+
+    again = cli(isolated_home, *resumed, cwd=tmp_path)
+    assert again.returncode == 0, again.stderr
+    assert (tmp_path / "resumed.jsonl").read_bytes() == (tmp_path / "whole.jsonl").read_bytes()
+    assert not work.exists()
+    first = json.loads((tmp_path / "whole.json").read_text())
+    second = json.loads((tmp_path / "resumed.json").read_text())
+    first.pop("elapsed_seconds"), second.pop("elapsed_seconds")
+    assert first == second
+
+
+def test_a_changed_input_is_refused_on_resume(tmp_path: Path, isolated_home: Path) -> None:
+    source = dataset(tmp_path / "data.jsonl", 40)
+    args = [str(source), "--workers", "1", "--chunk-size", "8", "--quiet", "-o", "out.jsonl"]
+    proc = subprocess.Popen(command(*args), cwd=tmp_path, env=env(isolated_home),
+                            stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)  # fmt: skip
+    work = tmp_path / "out.jsonl.partial"
+    deadline = time.monotonic() + 240
+    while not list(work.glob("*/*.json")) and time.monotonic() < deadline:
+        time.sleep(0.02)
+    proc.send_signal(signal.SIGKILL)
+    proc.wait()
+    if proc.returncode != -signal.SIGKILL:
+        pytest.skip("the run finished before it could be killed")
+    lines = source.read_text().splitlines()
+    lines[0] = json.dumps({"id": "changed", "conversations": []})
+    source.write_text("\n".join(lines) + "\n")
+    again = cli(isolated_home, *args, cwd=tmp_path)
+    assert again.returncode == 2
+    assert "differ from the interrupted run's input" in again.stderr
+    assert "out.jsonl.partial" in again.stderr

@@ -1,0 +1,124 @@
+"""Parquet and JSONL rendering: every other column keeps its value and Arrow type; atomic writes."""
+
+from __future__ import annotations
+
+import datetime as dt
+import decimal
+from pathlib import Path
+from typing import Any
+
+import pyarrow as pa
+import pyarrow.parquet as pq
+import pytest
+
+from palimpsest.trajectories.outcome import Outcome
+from palimpsest.trajectories.runner import BatchOptions, plan_jobs, run_batch
+from palimpsest.trajectories.sinks import (
+    AtomicJsonlWriter,
+    AtomicParquetWriter,
+    jsonl_bytes,
+    metrics_arrow_type,
+    output_schema,
+    records_to_write,
+)
+from trajectories_batch_helpers import compress_words, long_entry
+
+TURN = pa.struct([("from", pa.string()), ("value", pa.string())])
+SCHEMA = pa.schema(
+    [
+        ("id", pa.int64()),
+        ("conversations", pa.list_(TURN)),
+        ("score", pa.float32()),
+        ("when", pa.timestamp("ms", tz="UTC")),
+        ("price", pa.decimal128(10, 2)),
+        ("tags", pa.list_(pa.string())),
+        ("attrs", pa.map_(pa.string(), pa.int32())),
+        ("info", pa.struct([("lang", pa.string()), ("nums", pa.list_(pa.int16()))])),
+        ("blob", pa.binary()),
+        ("flag", pa.bool_()),
+    ],
+    metadata={b"origin": b"test"},
+)
+
+
+def rows(n: int) -> list[dict[str, Any]]:
+    out = []
+    for i in range(n):
+        entry = long_entry(i)
+        entry.update(
+            score=0.5 + i, when=dt.datetime(2024, 1, 1 + i % 28, tzinfo=dt.UTC),
+            price=decimal.Decimal(f"{i}.25"), tags=["a", str(i)], attrs=[("k", i)],
+            info={"lang": "en", "nums": [i, -i]}, blob=bytes([i % 256]), flag=i % 2 == 0,
+        )  # fmt: skip
+        out.append(entry)
+    out[3]["conversations"] = None  # bad input: a row without a trajectory
+    return out
+
+
+def test_parquet_round_trip_keeps_every_other_column_and_its_type(tmp_path: Path) -> None:
+    source = tmp_path / "data.parquet"
+    pq.write_table(pa.Table.from_pylist(rows(20), schema=SCHEMA), source, row_group_size=6)
+    jobs, root = plan_jobs(str(source), None, "_compressed")
+    metrics = run_batch(jobs, root, fn=compress_words, settings={},
+                        options=BatchOptions(workers=1, chunk_size=4))  # fmt: skip
+    assert root == tmp_path / "data_compressed.parquet"
+    result = pq.read_table(root)
+    assert result.schema.equals(output_schema(pq.read_schema(source)), check_metadata=True)
+    assert result.schema.metadata[b"origin"] == b"test"
+    before = pq.read_table(source).to_pylist()
+    after = result.to_pylist()
+    assert len(after) == 20 and metrics.bad_input == 1 and metrics.compressed == 19
+    for old, new in zip(before, after, strict=True):
+        for key in SCHEMA.names:
+            if key != "conversations" or old["id"] == 3:
+                assert new[key] == old[key], key
+    assert after[3]["compression_metrics"] is None
+    assert after[0]["compression_metrics"]["was_compressed"] is True
+    assert after[0]["conversations"] != before[0]["conversations"]
+    # Row groups: one per chunk of input (each input row group cut into chunks of 4).
+    assert [pq.ParquetFile(root).metadata.row_group(i).num_rows for i in range(6)] == [
+        4,
+        2,
+        4,
+        2,
+        4,
+        2,
+    ]
+
+
+def test_metrics_struct_matches_the_trajectory_metrics_fields() -> None:
+    kind = metrics_arrow_type()
+    assert kind.field("compression_ratio").type == pa.float64()
+    assert kind.field("was_compressed").type == pa.bool_()
+    assert kind.field("original_tokens").type == pa.int64()
+
+
+def test_records_to_write_drops_dropped_and_skipped_bad_input() -> None:
+    outcomes = [
+        Outcome("compressed", {"a": 1}),
+        Outcome("timed_out", None),
+        Outcome("bad_input", None, raw="{oops"),
+        Outcome("bad_input", {"conversations": 1}),
+        Outcome("still_over_limit", None),
+    ]
+    kept = records_to_write(outcomes, copy_bad_input=True)
+    assert jsonl_bytes(kept) == b'{"a": 1}\n{oops\n{"conversations": 1}\n'
+    assert jsonl_bytes(records_to_write(outcomes, copy_bad_input=False)) == b'{"a": 1}\n'
+
+
+def test_an_aborted_writer_leaves_the_target_and_no_temporary_file(tmp_path: Path) -> None:
+    target = tmp_path / "out.jsonl"
+    target.write_text("old\n")
+    with pytest.raises(RuntimeError), AtomicJsonlWriter(target) as writer:
+        writer.write(b"new\n")
+        raise RuntimeError("crash mid-write")
+    assert target.read_text() == "old\n"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl"]
+    table = pa.Table.from_pylist([{"x": 1}])
+    with (
+        pytest.raises(RuntimeError),
+        AtomicParquetWriter(tmp_path / "t.parquet", table.schema) as pw,
+    ):
+        pw.write(table)
+        raise RuntimeError("crash")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl"]
