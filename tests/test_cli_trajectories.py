@@ -160,3 +160,33 @@ def test_a_changed_input_is_refused_on_resume(tmp_path: Path, isolated_home: Pat
     assert again.returncode == 2
     assert "differ from the interrupted run's input" in again.stderr
     assert "out.jsonl.partial" in again.stderr
+
+
+def test_parquet_without_pyarrow_names_the_extra(tmp_path: Path) -> None:
+    """A Parquet input on an install without pyarrow: one line naming what to install."""
+    shadow = tmp_path / "shadow"
+    shadow.mkdir()
+    (shadow / "pyarrow.py").write_text("raise ImportError('no pyarrow here')\n")
+    source = tmp_path / "in.parquet"
+    source.write_bytes(b"PAR1")
+    env = {**os.environ, "PYTHONPATH": os.pathsep.join([str(shadow), *sys.path])}
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "palimpsest.cli",
+            "trajectories",
+            "compress",
+            str(source),
+            "-o",
+            str(tmp_path / "out.parquet"),
+        ],
+        capture_output=True,
+        text=True,
+        env=env,
+        timeout=120,
+    )
+    assert done.returncode != 0
+    assert "pip install 'palimpsest[trajectories]'" in done.stderr
+    assert "Traceback" not in done.stderr
+    assert not (tmp_path / "out.parquet").exists()

@@ -25,7 +25,7 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
-from ..errors import UserError
+from ..errors import MissingDependencyError, UserError
 from ..files import fsync_dir, replace_file
 from .metrics import AggregateMetrics
 from .outcome import AsyncEntryFunction, EntryFunction, Item, Outcome
@@ -113,6 +113,16 @@ def _inputs_in(directory: Path) -> list[Path]:
 
 def plan_jobs(source: str, target: str | None, suffix: str) -> tuple[list[Job], Path | None]:
     """The jobs of a run and the output root (``None`` when writing to standard output)."""
+    jobs, root = _plan_jobs(source, target, suffix)
+    if any(job.fmt == "parquet" for job in jobs):
+        try:
+            import pyarrow  # type: ignore[import-untyped]  # noqa: F401
+        except ImportError as exc:
+            raise MissingDependencyError("pyarrow", "trajectories") from exc
+    return jobs, root
+
+
+def _plan_jobs(source: str, target: str | None, suffix: str) -> tuple[list[Job], Path | None]:
     if source != "-" and not Path(source).exists():
         raise UserError(f"{source}: no such file or directory")
     if source == "-":
