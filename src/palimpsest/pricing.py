@@ -178,20 +178,19 @@ def estimate_usage_cost(
 ) -> CostEstimate:
     """Estimate what ``usage`` cost on ``model`` (spec TK-20).
 
-    In order: unreported usage (``None``) is ``unknown``; a provider-reported charge is
-    ``actual``; local routes (``provider`` in :data:`LOCAL_PROVIDERS` or a loopback
-    ``base_url``) are ``included``; an override from ``prices`` (``included`` or its
-    rates, source ``override``); the genai-prices catalogue (source ``genai-prices``,
+    In order: a provider-reported charge is ``actual``; local routes (``provider`` in
+    :data:`LOCAL_PROVIDERS` or a loopback ``base_url``) and overrides marked ``included``
+    are ``included`` (whatever the usage); unreported usage (``None``) is ``unknown``; an
+    override's rates (source ``override``); the genai-prices catalogue (source ``genai-prices``,
     ``provider`` and ``base_url`` pick the route's own price list when it has one). A
     model found in neither is ``unknown`` with label ``n/a``. ``at`` is the request time
     for prices that changed on a date (default: now). Reasoning tokens are not billed
     separately: providers already count them inside the output tokens.
     """
-    if usage is None:
-        return CostEstimate(None, "unknown", "none", "n/a")
-    reported = _provider_cost(usage)
-    if reported is not None:
-        return CostEstimate(reported, "actual", "provider", format_cost(reported))
+    if usage is not None:
+        reported = _provider_cost(usage)
+        if reported is not None:
+            return CostEstimate(reported, "actual", "provider", format_cost(reported))
     if (provider or "").lower() in LOCAL_PROVIDERS or _is_local(base_url):
         return CostEstimate(0.0, "included", "route", "included")
 
@@ -200,10 +199,12 @@ def estimate_usage_cost(
         for key, value in (prices or {}).items()
     }
     found = lookup_override(model, table)
+    if found is not None and found[1].included:
+        return CostEstimate(0.0, "included", "override", "included")
+    if usage is None:
+        return CostEstimate(None, "unknown", "none", "n/a")
     if found is not None:
         price = found[1]
-        if price.included:
-            return CostEstimate(0.0, "included", "override", "included")
         amount = _override_cost(usage, price)
         if amount is None:
             return CostEstimate(None, "unknown", "override", "n/a")
