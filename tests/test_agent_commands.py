@@ -102,13 +102,14 @@ class TestReports:
         result = agent.command("/usage")
         assert result is not None
         assert "1,500 in, 20 out" in result.text and "Cache: 0 read, 0 written" in result.text
-        assert "Cost: ~$" in result.text and "Estimated" not in result.text
+        assert "Cost: ~$" in result.text and "Unreported" not in result.text
 
     def test_usage_unknown_cost_and_estimates_are_labelled(self, tmp_path: Path):
         agent = make_agent(tmp_path, ["no usage here"])
         agent.ask("one")
         text = agent.command("/usage").text  # type: ignore[union-attr]
-        assert "Cost: unknown" in text and "Estimated: 1 call(s)" in text
+        assert "Cost: unknown" in text and "Unreported: 1 call(s)" in text
+        assert "Tokens: unknown (1 call unreported) in" in text and "Model calls: 1" in text
 
     def test_status(self, tmp_path: Path):
         agent = make_agent(tmp_path, [answer("a", prompt=3_000)])

@@ -72,15 +72,37 @@ class TestPlainTurn:
 
 
 class TestUsage:
-    def test_unknown_usage_is_estimated_never_zero(self, tmp_path: Path):
+    def test_unknown_usage_is_estimated_for_the_engine_and_recorded_as_unknown(
+        self, tmp_path: Path
+    ):
         agent = make_agent(tmp_path, ["answer without usage"])
         events = list(agent.run("a question that has some words in it"))
         usage = next(e for e in events if isinstance(e, UsageEvent))
-        assert usage.estimated and usage.usage.input_tokens > 0
-        assert agent.compressor.last_prompt_tokens == usage.usage.input_tokens
+        assert usage.usage is None and usage.estimated and usage.estimate is not None
+        assert usage.prompt_tokens == usage.estimate.prompt_tokens > 0
+        assert agent.compressor.last_prompt_tokens == usage.prompt_tokens  # never a false 0
+        assert agent.usage.unreported_calls == 1 and agent.usage_total.request_count == 0
+        assert agent.cost_usd is None
         row = agent.store.get_session(agent.session_id)  # type: ignore[union-attr]
-        assert row["input_tokens"] == usage.usage.input_tokens and row["api_call_count"] == 1
+        assert (row["input_tokens"], row["output_tokens"]) == (0, 0)
+        assert (row["api_call_count"], row["unreported_calls"]) == (1, 1)
+        assert row["estimated_cost_usd"] is None
         assert agent.context_status()["estimated"] is True
+
+    def test_mixed_reported_and_unreported_read_back_from_the_store(self, tmp_path: Path):
+        agent = make_agent(tmp_path, [answer("a", prompt=1000, output=5), "no usage", "none"])
+        for question in ("one", "two", "three"):
+            agent.ask(question)
+        sid = agent.session_id
+        agent.close()
+        agent.store.close()  # type: ignore[union-attr]
+        with SessionStore(tmp_path / "state.db") as reopened:
+            row = reopened.get_session(sid)
+            listed = reopened.list_sessions(limit=5)
+        assert row is not None
+        assert (row["input_tokens"], row["output_tokens"], row["api_call_count"]) == (1000, 5, 3)
+        assert row["unreported_calls"] == 2
+        assert listed[0]["unreported_calls"] == 2 and listed[0]["total_tokens"] == 1005
 
     def test_real_usage_is_recorded_and_summed(self, tmp_path: Path):
         agent = make_agent(tmp_path, [answer("a", prompt=1000, output=5), answer("b", 1100, 7)])

@@ -173,8 +173,15 @@ class TestEventRenderer:
     def test_usage_lines_when_asked(self) -> None:
         console, out = _console()
         renderer = EventRenderer(console, usage=True)
-        renderer.render(UsageEvent(CanonicalUsage(input_tokens=1200, output_tokens=30), True))
-        assert out.getvalue().strip() == "usage: ~1,200 in, 30 out"
+        renderer.render(UsageEvent(CanonicalUsage(input_tokens=1200, output_tokens=30)))
+        estimate = CanonicalUsage(input_tokens=900, output_tokens=5)
+        renderer.render(UsageEvent(None, True, estimate=estimate))
+        renderer.render(UsageEvent(None, True))
+        assert out.getvalue().splitlines() == [
+            "usage: 1,200 in, 30 out",
+            "usage: not reported (~900 in by estimate)",
+            "usage: not reported",
+        ]
 
     def test_markup_in_events_is_printed_literally(self) -> None:
         console, out = _console()

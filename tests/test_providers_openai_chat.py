@@ -129,6 +129,15 @@ def test_stream_text(replay: ReplayServer) -> None:
     assert done.usage.total_tokens == 18
 
 
+def test_stream_without_usage_is_unknown_not_zero(replay: ReplayServer) -> None:
+    """llama.cpp's server streams no usage chunk; we used to record that as 0 tokens."""
+    replay.file("openai/stream_llamacpp_no_usage.sse")
+    done = model_for(replay).complete([{"role": "user", "content": "hi"}], stream=True)
+    assert done.content == "We deploy to eu-west-1." and done.finish_reason == "stop"
+    assert done.usage is None
+    assert replay.last.body["stream_options"] == {"include_usage": True}  # asked, not given
+
+
 def test_async_plain_and_stream(replay: ReplayServer) -> None:
     replay.file("openai/chat_completion_cached.json")
     replay.file("openai/stream_tool_call.sse")

@@ -387,3 +387,29 @@ def test_migration_keeps_only_cjk_rows_in_the_trigram_index(tmp_path: Path, layo
     )
     con.execute(check_integrity)
     con.close()
+
+
+def test_m008_counts_unreported_calls_on_a_store_written_before_it(tmp_path: Path) -> None:
+    """A schema-6 file (main at e97dec0) gains ``unreported_calls`` = 0 and keeps its
+    counters; an unreported call then adds one call and no tokens."""
+    path = tmp_path / "state.db"
+    path.write_bytes(
+        (Path(__file__).parent / "data" / "stores" / "state_v6_inline.db").read_bytes()
+    )
+    before = apsw.Connection(str(path))
+    old = {
+        r[0]: r[1:] for r in before.execute("SELECT id, input_tokens, api_call_count FROM sessions")
+    }
+    before.close()
+    assert old
+    with SessionStore(path) as store:
+        assert store.schema_version == len(schema.MIGRATIONS)
+        sid = next(iter(old))
+        row = store.get_session(sid)
+        assert row is not None and row["unreported_calls"] == 0
+        assert (row["input_tokens"], row["api_call_count"]) == old[sid]
+        store.record_usage(sid, None)
+        row = store.get_session(sid)
+    assert row is not None
+    assert row["unreported_calls"] == 1 and row["api_call_count"] == (old[sid][1] or 0) + 1
+    assert row["input_tokens"] == old[sid][0]

@@ -11,7 +11,14 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from palimpsest.usage import CanonicalUsage, normalize_usage
+from palimpsest.usage import (
+    CanonicalUsage,
+    UsageTotal,
+    format_token_pair,
+    format_token_total,
+    normalize_usage,
+    reported_usage,
+)
 
 DATA = Path(__file__).parent / "data" / "usage"
 RECORDED = sorted(DATA.glob("*.json"))
@@ -283,3 +290,73 @@ def test_chat_prompt_tokens_preserved_when_cache_fits(total: int, cached: int) -
         {"prompt_tokens": total, "prompt_tokens_details": {"cached_tokens": cached}}
     )
     assert u.prompt_tokens == total
+
+
+class TestUnreportedUsage:
+    """A provider that sends no usage must read as unknown, not as zero tokens."""
+
+    @pytest.mark.parametrize("raw", [None, {}])
+    def test_no_usage_object_is_none(self, raw: Any) -> None:
+        assert reported_usage(raw) is None
+        assert reported_usage(raw, "anthropic") is None
+
+    def test_a_reported_zero_is_a_report(self) -> None:
+        usage = reported_usage({"prompt_tokens": 0, "completion_tokens": 0})
+        assert usage is not None and usage.total_tokens == 0
+
+    def test_reported_matches_normalize(self) -> None:
+        raw = {"prompt_tokens": 2006, "prompt_tokens_details": {"cached_tokens": 1920}}
+        assert reported_usage(raw) == normalize_usage(raw)
+
+    def test_bad_shape_is_still_an_error(self) -> None:
+        with pytest.raises(ValueError, match="api_shape"):
+            reported_usage(None, "bogus")
+
+    @pytest.mark.parametrize(
+        ("known", "unreported", "calls", "shown"),
+        [
+            (1234, 0, 3, "1,234"),
+            (0, 0, 0, "0"),
+            (1234, 1, 3, "≥ 1,234 (1 call unreported)"),
+            (0, 2, 3, "≥ 0 (2 calls unreported)"),  # one call reported zero
+            (0, 2, 2, "unknown (2 calls unreported)"),
+            (0, 1, None, "unknown (1 call unreported)"),
+        ],
+    )
+    def test_token_total_labels(
+        self, known: int, unreported: int, calls: int | None, shown: str
+    ) -> None:
+        assert format_token_total(known, unreported, calls) == shown
+
+    def test_token_pair_labels(self) -> None:
+        assert format_token_pair(10, 2, 0, 1) == "10 in / 2 out"
+        assert format_token_pair(10, 2, 1, 2) == "≥ 10 in / ≥ 2 out (1 call unreported)"
+        assert format_token_pair(0, 0, 3, 3) == "unknown (3 calls unreported)"
+
+    def test_total_keeps_known_and_unreported_apart(self) -> None:
+        total = UsageTotal()
+        assert total.calls == 0 and total.complete
+        total = total.add(CanonicalUsage(input_tokens=100, output_tokens=5)).add(None)
+        assert (total.known.input_tokens, total.known.request_count) == (100, 1)
+        assert (total.unreported_calls, total.calls, total.complete) == (1, 2, False)
+        assert total.tokens("prompt_tokens") == "≥ 100 (1 call unreported)"
+        assert total.to_dict()["input_tokens"] == 100
+        with pytest.raises(ValueError, match="bucket"):
+            total.tokens("raw_usage")
+
+    def test_all_unreported_gives_none_figures(self) -> None:
+        data = UsageTotal().add(None).to_dict()
+        assert data["input_tokens"] is None and data["total_tokens"] is None
+        assert (data["request_count"], data["unreported_calls"], data["calls"]) == (0, 1, 1)
+
+
+@given(st.lists(st.one_of(st.none(), st.integers(0, 10**6)), max_size=20))
+def test_total_is_a_lower_bound_exactly_when_a_call_is_missing(counts: list[int | None]) -> None:
+    total = UsageTotal()
+    for count in counts:
+        total = total.add(None if count is None else CanonicalUsage(input_tokens=count))
+    known = sum(c for c in counts if c is not None)
+    assert total.known.input_tokens == known and total.calls == len(counts)
+    assert total.complete == (None not in counts)
+    shown = total.tokens("input_tokens")
+    assert shown.startswith(("≥", "unknown")) != total.complete

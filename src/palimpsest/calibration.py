@@ -105,8 +105,14 @@ class EstimateCalibrator:
         self._models[key] = ModelCalibration(factor=factor, samples=samples)
         return factor
 
-    def observe_usage(self, model: str, rough_estimate: int, usage: CanonicalUsage) -> float | None:
-        """:meth:`observe` with the prompt tokens of a normalized usage (TK-17: prompt only)."""
+    def observe_usage(
+        self, model: str, rough_estimate: int, usage: CanonicalUsage | None
+    ) -> float | None:
+        """:meth:`observe` with the prompt tokens of a normalized usage (TK-17: prompt only).
+
+        Unreported usage (``None``) teaches nothing and returns ``None``."""
+        if usage is None:
+            return None
         return self.observe(model, rough_estimate, usage.prompt_tokens)
 
     # -- applying -------------------------------------------------------------------------

@@ -1,58 +1,58 @@
-"""Approximate cost of a request from its canonical usage and a small price table.
+"""What a request cost, from its canonical usage: user prices first, then genai-prices.
 
-The built-in table lists public list prices (USD per million tokens) for a handful of
-current models, as published by OpenAI and Anthropic in 2025. It is **approximate and
-dated**: providers change prices, discounts and batch/priority tiers are ignored, and every
-figure derived from it is labelled with ``~``. Callers override or extend it with their
-own table (``prices=``) or the ``pricing.models`` config section.
+Rates come from two places, in this order:
 
-A model name is matched by the longest table key that is a substring of it, after
-lower-casing and turning ``.`` into ``-`` on both sides (``anthropic/claude-sonnet-4.5`` and
-``claude-sonnet-4-5-20250929`` both hit ``claude-sonnet-4-5``). Spec TK-20.
+1. **Overrides**: the caller's ``prices=`` table or the ``pricing.models`` config section
+   (USD per million tokens). A key matches every model name that contains it, ignoring
+   case and treating ``.`` and ``_`` like ``-``; the longest matching key wins. An override
+   always beats the catalogue, so a negotiated rate or a private deployment is priced the
+   way its user says.
+2. **The catalogue**: the maintained ``genai-prices`` package, whose data is bundled and
+   read offline (:mod:`palimpsest.price_catalog`). Upgrading the package refreshes prices.
+
+A model neither knows is ``unknown`` (``amount_usd is None``), never priced like a
+relative: a cost that is wrong by 3x is worse than a cost that says it is missing. Usage
+the provider did not report (``usage is None``) is unknown for the same reason. Spec TK-20.
 """
 
 from __future__ import annotations
 
 import math
 from collections.abc import Mapping
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
+from datetime import datetime
 from typing import Any, Literal
 
+from .price_catalog import CATALOG_NAME, catalog_cost, catalog_version
 from .usage import CanonicalUsage
 
 __all__ = [
-    "DEFAULT_PRICES",
-    "PRICES_AS_OF",
+    "LOCAL_PROVIDERS",
     "CostEstimate",
     "CostStatus",
     "ModelPrice",
     "estimate_usage_cost",
     "format_cost",
-    "lookup_price",
+    "lookup_override",
     "prices_from_settings",
 ]
 
 CostStatus = Literal["actual", "estimated", "included", "unknown"]
 
-PRICES_AS_OF = "2025-11"
-"""When the built-in list prices were last checked against the providers' pricing pages."""
-
 
 @dataclass(frozen=True)
 class ModelPrice:
-    """USD per million tokens for each canonical bucket; ``None`` means "rate not known".
+    """One override: USD per million tokens for each canonical bucket.
 
-    Above ``tier_threshold`` prompt tokens the whole request is billed at ``tier``
-    (Anthropic's long-context rates, for example). ``included`` marks a route whose use is
-    covered by a subscription or runs locally: its cost is reported as ``included``.
+    ``None`` means "rate not known": a request that used that bucket gets an ``unknown``
+    cost rather than a guess. ``included`` marks a route whose use is covered by a
+    subscription or runs locally; its cost is reported as ``included``.
     """
 
     input: float | None
     output: float | None
     cache_read: float | None = None
     cache_write: float | None = None
-    tier_threshold: int | None = None
-    tier: ModelPrice | None = None
     included: bool = False
 
     @classmethod
@@ -63,7 +63,9 @@ class ModelPrice:
             raise ValueError(f"unknown price field(s): {', '.join(sorted(unknown))}")
         rates = {k: data.get(k) for k in ("input", "output", "cache_read", "cache_write")}
         for key, value in rates.items():
-            if value is not None and (not isinstance(value, int | float) or value < 0):
+            if value is not None and (
+                isinstance(value, bool) or not isinstance(value, int | float) or value < 0
+            ):
                 raise ValueError(f"price {key!r} must be a non-negative number, got {value!r}")
         return cls(
             input=_opt_float(rates["input"]),
@@ -78,66 +80,23 @@ def _opt_float(value: Any) -> float | None:
     return None if value is None else float(value)
 
 
-def _openai(inp: float, out: float, cached: float) -> ModelPrice:
-    # OpenAI bills cache writes at the normal input rate on the automatic cache and did not
-    # report them at all until recently; an explicit write rate is not published per model.
-    return ModelPrice(input=inp, output=out, cache_read=cached, cache_write=None)
-
-
-def _anthropic(inp: float, out: float, *, long_context: bool = False) -> ModelPrice:
-    # Anthropic: cache reads at 0.1x input, 5-minute cache writes at 1.25x input.
-    tier = None
-    if long_context:
-        # Sonnet 4 / 4.5 above 200K prompt tokens: 2x input and cache, 1.5x output.
-        tier = ModelPrice(
-            input=inp * 2, output=out * 1.5, cache_read=inp * 0.2, cache_write=inp * 2.5
-        )
-    return ModelPrice(
-        input=inp,
-        output=out,
-        cache_read=round(inp * 0.1, 6),
-        cache_write=round(inp * 1.25, 6),
-        tier_threshold=200_000 if long_context else None,
-        tier=tier,
-    )
-
-
-DEFAULT_PRICES: dict[str, ModelPrice] = {
-    "gpt-4o": _openai(2.50, 10.00, 1.25),
-    "gpt-4o-mini": _openai(0.15, 0.60, 0.075),
-    "gpt-4-1": _openai(2.00, 8.00, 0.50),
-    "gpt-4-1-mini": _openai(0.40, 1.60, 0.10),
-    "gpt-4-1-nano": _openai(0.10, 0.40, 0.025),
-    "o3": _openai(2.00, 8.00, 0.50),
-    "o3-mini": _openai(1.10, 4.40, 0.55),
-    "o4-mini": _openai(1.10, 4.40, 0.275),
-    "claude-opus-4": _anthropic(15.00, 75.00),
-    "claude-opus-4-5": _anthropic(5.00, 25.00),
-    "claude-3-opus": _anthropic(15.00, 75.00),
-    "claude-sonnet-4": _anthropic(3.00, 15.00, long_context=True),
-    "claude-3-7-sonnet": _anthropic(3.00, 15.00),
-    "claude-3-5-sonnet": _anthropic(3.00, 15.00),
-    "claude-haiku-4-5": _anthropic(1.00, 5.00),
-    "claude-3-5-haiku": _anthropic(0.80, 4.00),
-    "claude-3-haiku": _anthropic(0.25, 1.25),
-}
-"""Built-in list prices (USD / 1M tokens), checked :data:`PRICES_AS_OF`. Approximate."""
-
-
 @dataclass(frozen=True)
 class CostEstimate:
     """A cost figure with its provenance.
 
-    ``status``: ``actual`` (the provider reported the charge), ``estimated`` (from the
-    price table), ``included`` (subscription or local route) or ``unknown`` (no rate for a
-    bucket that was used). ``source`` says where the rates came from: ``provider``,
-    ``table``, ``override``, ``route`` or ``none``. ``label`` is the human form.
+    ``status``: ``actual`` (the provider reported the charge), ``estimated`` (from an
+    override or the catalogue), ``included`` (subscription or local route) or ``unknown``
+    (usage not reported, model not priced, or no rate for a bucket that was used).
+    ``source`` says where the rates came from: ``provider``, ``override``,
+    ``genai-prices``, ``route`` or ``none``. ``label`` is the human form. ``version``
+    names the catalogue release for catalogue prices (``genai-prices 0.2.3``).
     """
 
     amount_usd: float | None
     status: CostStatus
     source: str
     label: str
+    version: str | None = None
 
 
 def format_cost(amount: float | None) -> str:
@@ -157,26 +116,17 @@ def _norm(name: str) -> str:
     return name.strip().lower().replace(".", "-").replace("_", "-")
 
 
-def lookup_price(
-    model: str, prices: Mapping[str, ModelPrice] | None = None
-) -> tuple[ModelPrice, str] | None:
-    """The price for ``model`` and its source (``override`` or ``table``), or ``None``.
-
-    Override keys and built-in keys compete on length; on a tie the override wins.
-    """
+def lookup_override(
+    model: str, prices: Mapping[str, ModelPrice] | None
+) -> tuple[str, ModelPrice] | None:
+    """The override for ``model``: the longest key contained in its name, or ``None``."""
     name = _norm(model)
-    best: tuple[int, int, ModelPrice, str] | None = None
-    tables: list[tuple[Mapping[str, ModelPrice], str, int]] = [(DEFAULT_PRICES, "table", 0)]
-    if prices:
-        tables.append((prices, "override", 1))
-    for table, source, rank in tables:
-        for key, price in table.items():
-            k = _norm(key)
-            if k and k in name:
-                cand = (len(k), rank, price, source)
-                if best is None or cand[:2] > best[:2]:
-                    best = cand
-    return None if best is None else (best[2], best[3])
+    best: tuple[str, ModelPrice] | None = None
+    for key, price in (prices or {}).items():
+        k = _norm(key)
+        if k and k in name and (best is None or len(k) > len(_norm(best[0]))):
+            best = (key, price)
+    return best
 
 
 def _provider_cost(usage: CanonicalUsage) -> float | None:
@@ -200,46 +150,8 @@ LOCAL_PROVIDERS = frozenset({"llamacpp", "local", "ollama"})
 """Providers whose calls run on the user's machine and cost nothing per token."""
 
 
-def estimate_usage_cost(
-    model: str,
-    usage: CanonicalUsage,
-    *,
-    provider: str | None = None,
-    base_url: str | None = None,
-    prices: Mapping[str, ModelPrice | Mapping[str, Any]] | None = None,
-) -> CostEstimate:
-    """Estimate what ``usage`` cost on ``model`` (spec TK-20).
-
-    A provider-reported charge wins (``actual``). Local routes (``provider`` in
-    :data:`LOCAL_PROVIDERS` or a loopback ``base_url``) and prices marked ``included``
-    give ``included``. Otherwise the rates come from ``prices`` merged over
-    :data:`DEFAULT_PRICES`; a used bucket without a rate, or an unknown model, gives
-    ``unknown`` with label ``n/a``. Reasoning tokens are not billed separately: providers
-    already count them inside the output tokens.
-    """
-    reported = _provider_cost(usage)
-    if reported is not None:
-        return CostEstimate(reported, "actual", "provider", format_cost(reported))
-    if (provider or "").lower() in LOCAL_PROVIDERS or _is_local(base_url):
-        return CostEstimate(0.0, "included", "route", "included")
-
-    table = {
-        key: value if isinstance(value, ModelPrice) else ModelPrice.from_mapping(value)
-        for key, value in (prices or {}).items()
-    }
-    found = lookup_price(model, table)
-    if found is None:
-        return CostEstimate(None, "unknown", "none", "n/a")
-    price, source = found
-    if price.included:
-        return CostEstimate(0.0, "included", source, "included")
-    if (
-        price.tier is not None
-        and price.tier_threshold is not None
-        and usage.prompt_tokens > price.tier_threshold
-    ):
-        price = replace(price.tier, tier=None)
-
+def _override_cost(usage: CanonicalUsage, price: ModelPrice) -> float | None:
+    """The cost at an override's rates; ``None`` when a used bucket has no rate."""
     amount = 0.0
     for tokens, rate in (
         (usage.input_tokens, price.input),
@@ -250,9 +162,64 @@ def estimate_usage_cost(
         if not tokens:
             continue
         if rate is None:
-            return CostEstimate(None, "unknown", source, "n/a")
+            return None
         amount += tokens * rate / 1_000_000
-    return CostEstimate(amount, "estimated", source, format_cost(amount))
+    return amount
+
+
+def estimate_usage_cost(
+    model: str,
+    usage: CanonicalUsage | None,
+    *,
+    provider: str | None = None,
+    base_url: str | None = None,
+    prices: Mapping[str, ModelPrice | Mapping[str, Any]] | None = None,
+    at: datetime | None = None,
+) -> CostEstimate:
+    """Estimate what ``usage`` cost on ``model`` (spec TK-20).
+
+    In order: a provider-reported charge is ``actual``; local routes (``provider`` in
+    :data:`LOCAL_PROVIDERS` or a loopback ``base_url``) and overrides marked ``included``
+    are ``included`` (whatever the usage); unreported usage (``None``) is ``unknown``; an
+    override's rates (source ``override``); the genai-prices catalogue (source ``genai-prices``,
+    ``provider`` and ``base_url`` pick the route's own price list when it has one). A
+    model found in neither is ``unknown`` with label ``n/a``. ``at`` is the request time
+    for prices that changed on a date (default: now). Reasoning tokens are not billed
+    separately: providers already count them inside the output tokens.
+    """
+    if usage is not None:
+        reported = _provider_cost(usage)
+        if reported is not None:
+            return CostEstimate(reported, "actual", "provider", format_cost(reported))
+    if (provider or "").lower() in LOCAL_PROVIDERS or _is_local(base_url):
+        return CostEstimate(0.0, "included", "route", "included")
+
+    table = {
+        key: value if isinstance(value, ModelPrice) else ModelPrice.from_mapping(value)
+        for key, value in (prices or {}).items()
+    }
+    found = lookup_override(model, table)
+    if found is not None and found[1].included:
+        return CostEstimate(0.0, "included", "override", "included")
+    if usage is None:
+        return CostEstimate(None, "unknown", "none", "n/a")
+    if found is not None:
+        price = found[1]
+        amount = _override_cost(usage, price)
+        if amount is None:
+            return CostEstimate(None, "unknown", "override", "n/a")
+        return CostEstimate(amount, "estimated", "override", format_cost(amount))
+
+    listed = catalog_cost(model, usage, provider=provider, base_url=base_url, at=at)
+    if listed is None:
+        return CostEstimate(None, "unknown", "none", "n/a")
+    return CostEstimate(
+        listed.amount_usd,
+        "estimated",
+        CATALOG_NAME,
+        format_cost(listed.amount_usd),
+        version=catalog_version(),
+    )
 
 
 def prices_from_settings(settings: Any) -> dict[str, ModelPrice]:

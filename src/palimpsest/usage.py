@@ -8,15 +8,31 @@ and ``total_tokens`` are derived the same way for every provider.
 ``normalize_usage`` reads the three shapes the library meets (Anthropic Messages, OpenAI
 Chat Completions, OpenAI Responses) from plain dicts or SDK objects alike, and never
 raises on odd values: a counter it cannot read counts as 0 (spec TK-10..TK-15).
+
+Usage a provider did not report is *unknown*, which is not zero: llama.cpp's server never
+sends usage on a stream, and a session recorded as "0 tokens, $0.00" after an hour of work
+misleads. ``reported_usage`` therefore gives ``None`` for a missing usage object, providers
+put that ``None`` on ``Completion.usage``, and sums keep the known part and a count of
+unreported calls apart (:class:`UsageTotal`). Shown, such a sum is a lower bound:
+``≥ 1,234 (2 calls unreported)``, or ``unknown`` when no call reported anything.
 """
 
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["API_SHAPES", "ApiShape", "CanonicalUsage", "normalize_usage"]
+__all__ = [
+    "API_SHAPES",
+    "ApiShape",
+    "CanonicalUsage",
+    "UsageTotal",
+    "format_token_pair",
+    "format_token_total",
+    "normalize_usage",
+    "reported_usage",
+]
 
 ApiShape = Literal["anthropic", "chat", "responses"]
 
@@ -187,3 +203,87 @@ def normalize_usage(raw: Any, api_shape: str = "chat") -> CanonicalUsage:
         reasoning_tokens=reasoning,
         raw_usage=raw,
     )
+
+
+def reported_usage(raw: Any, api_shape: str = "chat") -> CanonicalUsage | None:
+    """Like :func:`normalize_usage`, but ``None`` when the provider reported no usage.
+
+    ``None`` and an empty object are "not reported"; an object whose counters are all zero
+    is a report of zero. Providers use this for ``Completion.usage``.
+    """
+    usage = normalize_usage(raw, api_shape)  # validates api_shape either way
+    return usage if raw else None
+
+
+def format_token_total(known: int, unreported_calls: int, calls: int | None = None) -> str:
+    """A token figure that may be missing parts: ``1,234``, ``≥ 1,234 (2 calls
+    unreported)``, or ``unknown (3 calls unreported)`` when no call reported anything
+    (``calls`` is the number of calls in all; without it a zero ``known`` counts as none)."""
+    if not unreported_calls:
+        return f"{known:,}"
+    noun = "call" if unreported_calls == 1 else "calls"
+    reported = (calls - unreported_calls) if calls is not None else (1 if known else 0)
+    if reported <= 0:
+        return f"unknown ({unreported_calls:,} {noun} unreported)"
+    return f"≥ {known:,} ({unreported_calls:,} {noun} unreported)"
+
+
+def format_token_pair(
+    input_tokens: int, output_tokens: int, unreported_calls: int, calls: int
+) -> str:
+    """``1,234 in / 56 out``, ``≥ 1,234 in / ≥ 56 out (1 call unreported)``, or
+    ``unknown (2 calls unreported)`` when none of the ``calls`` reported usage."""
+    if not unreported_calls:
+        return f"{input_tokens:,} in / {output_tokens:,} out"
+    noun = "call" if unreported_calls == 1 else "calls"
+    if calls - unreported_calls <= 0:
+        return f"unknown ({unreported_calls:,} {noun} unreported)"
+    return (
+        f"≥ {input_tokens:,} in / ≥ {output_tokens:,} out ({unreported_calls:,} {noun} unreported)"
+    )
+
+
+@dataclass(frozen=True)
+class UsageTotal:
+    """The usage of several calls, some of which may not have reported any.
+
+    ``known`` sums the calls that reported (its ``request_count`` counts them);
+    ``unreported_calls`` counts the others. A figure from ``known`` is exact only when
+    :attr:`complete`; otherwise it is a lower bound.
+    """
+
+    known: CanonicalUsage = field(default_factory=lambda: CanonicalUsage(request_count=0))
+    unreported_calls: int = 0
+
+    def add(self, usage: CanonicalUsage | None) -> UsageTotal:
+        """This total plus one call's usage (``None``: the call reported none)."""
+        if usage is None:
+            return UsageTotal(self.known, self.unreported_calls + 1)
+        return UsageTotal(self.known + usage, self.unreported_calls)
+
+    @property
+    def calls(self) -> int:
+        """Every call counted, reported or not."""
+        return self.known.request_count + self.unreported_calls
+
+    @property
+    def complete(self) -> bool:
+        """Every call reported its usage: the figures are exact, not lower bounds."""
+        return self.unreported_calls == 0
+
+    def tokens(self, bucket: str) -> str:
+        """One bucket (``input_tokens``, ``prompt_tokens``, ...) as shown to a person."""
+        value = getattr(self.known, bucket)
+        if not isinstance(value, int):
+            raise ValueError(f"not a token bucket: {bucket!r}")
+        return format_token_total(value, self.unreported_calls, self.calls)
+
+    def to_dict(self) -> dict[str, int | None]:
+        """Plain values: known buckets, ``None`` for each when no call reported at all."""
+        out: dict[str, int | None] = {}
+        nothing_known = self.known.request_count == 0 and self.unreported_calls > 0
+        for key, value in self.known.to_dict().items():
+            out[key] = None if nothing_known and key != "request_count" else value
+        out["unreported_calls"] = self.unreported_calls
+        out["calls"] = self.calls
+        return out

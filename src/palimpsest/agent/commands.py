@@ -106,19 +106,22 @@ def _new(agent: Agent, _: str) -> CommandResult:
 
 
 def _usage(agent: Agent, _: str) -> CommandResult:
-    u = agent.usage_total
+    totals = agent.usage.totals
     cost = agent.cost_usd
+    tokens = f"Tokens: {totals.tokens('input_tokens')} in, {totals.tokens('output_tokens')} out"
+    if totals.known.reasoning_tokens:
+        tokens += f" ({totals.tokens('reasoning_tokens')} reasoning)"
     lines = [
-        f"Model calls: {u.request_count}",
-        f"Tokens: {u.input_tokens:,} in, {u.output_tokens:,} out"
-        + (f" ({u.reasoning_tokens:,} reasoning)" if u.reasoning_tokens else ""),
-        f"Cache: {u.cache_read_tokens:,} read, {u.cache_write_tokens:,} written",
-        "Cost: " + (format_cost(cost) if cost is not None else "unknown (no price for this model)"),
+        f"Model calls: {totals.calls}",
+        tokens,
+        f"Cache: {totals.tokens('cache_read_tokens')} read, "
+        f"{totals.tokens('cache_write_tokens')} written",
+        "Cost: " + (format_cost(cost) if cost is not None else "unknown"),
     ]
-    if agent.usage.estimated_calls:
+    if totals.unreported_calls:
         lines.append(
-            f"Estimated: {agent.usage.estimated_calls} call(s) reported no usage; their figures are "
-            "calibrated estimates."
+            f"Unreported: {totals.unreported_calls} call(s) sent no usage; the totals above "
+            "count only the calls that did."
         )
     return CommandResult("/usage", "\n".join(lines))
 

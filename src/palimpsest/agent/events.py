@@ -92,13 +92,24 @@ class WarningEvent:
 
 @dataclass(frozen=True)
 class UsageEvent:
-    """Usage of one model call. ``estimated`` when the provider sent none (then the prompt
-    figure is the calibrated estimate, never a zero)."""
+    """Usage of one model call.
 
-    usage: CanonicalUsage
+    ``usage`` is what the provider reported, ``None`` when it sent nothing (unknown, never
+    zero). Then ``estimated`` is set and ``estimate`` holds the calibrated estimate the
+    context engine was given instead; :attr:`prompt_tokens` reads whichever is there.
+    """
+
+    usage: CanonicalUsage | None
     estimated: bool = False
     cost_usd: float | None = None
+    estimate: CanonicalUsage | None = None
     kind: Literal["usage"] = "usage"
+
+    @property
+    def prompt_tokens(self) -> int | None:
+        """The request's size: reported, else estimated, else ``None``."""
+        figure = self.usage if self.usage is not None else self.estimate
+        return None if figure is None else figure.prompt_tokens
 
 
 @dataclass(frozen=True)

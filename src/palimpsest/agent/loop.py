@@ -353,18 +353,27 @@ class Agent:
         return False
 
     def record_usage(self, completion: Completion, rough_estimate: int) -> Flow:
-        """AL-07: normalize, feed the engine, add to totals, store; one UsageEvent."""
+        """AL-07: normalize, feed the engine, add to totals, store; one UsageEvent.
+
+        Unreported usage feeds the engine the calibrated estimate (it needs a size) but is
+        recorded as unknown: nothing added to the token sums, one unreported call."""
         usage, estimated = self.usage.normalize(completion, rough_estimate)
         self.compressor.update_from_response(usage.for_engine())
         self.last_request_len = len(self.messages)
-        cost = self.usage.add(usage, estimated)
+        reported = None if estimated else usage
+        cost = self.usage.add(reported)
         if self.store is not None and self.session_id is not None:
             try:
-                self.store.record_usage(self.session_id, usage, cost, model=self.model_name)
+                self.store.record_usage(self.session_id, reported, cost, model=self.model_name)
             except PalimpsestError as exc:
                 log.warning("could not record usage: %s", exc)
         self.guards = save_guards(self.store, self.session_id, self.compressor, self.guards)
-        yield UsageEvent(usage=usage, estimated=estimated, cost_usd=cost)
+        yield UsageEvent(
+            usage=reported,
+            estimated=estimated,
+            cost_usd=cost,
+            estimate=usage if estimated else None,
+        )
         check = getattr(self.compressor, "check_pressure", None)
         warning = check(usage.prompt_tokens) if callable(check) else None
         if isinstance(warning, str):  # CC-118: once per approach, to the host only
@@ -372,7 +381,8 @@ class Agent:
 
     @property
     def usage_total(self) -> CanonicalUsage:
-        """The session's usage so far (estimated figures included, see ``usage``)."""
+        """The summed usage of the session's calls that reported it; calls that did not
+        are counted in ``usage.unreported_calls`` (so this is then a lower bound)."""
         return self.usage.total
 
     @property

@@ -69,7 +69,7 @@ class ReplayChatModel:
     """A :class:`~palimpsest.providers.base.ChatModel` that answers with recorded replies.
 
     Each ``complete`` call returns the next queued reply as a :class:`Completion` whose
-    usage is empty (``raw_usage is None``: unknown, so the agent estimates). When the queue
+    usage is ``None`` (not reported: unknown, so the agent estimates). When the queue
     is empty it raises :class:`ReplayExhaustedError`, or, with ``when_exhausted="empty"``,
     answers with no text and no calls (the agent then ends the turn with a warning). A
     request that offers only the ``memory`` tool is a memory flush: it is answered with

@@ -1,12 +1,19 @@
 """Usage of one session's model calls: normalized, never an unknown reported as zero.
 
 A provider that returns no usage at all (llama.cpp's server in streaming mode sends none)
-leaves the figures *unknown*. :class:`UsageTracker` then falls back to the calibrated
-estimate of the request (:class:`~palimpsest.calibration.EstimateCalibrator`, which learns
-from every call that did report usage) and marks the call as estimated, so the engine
-never sees a false zero and the user is told which figures are estimates. Cost follows
-:func:`~palimpsest.pricing.estimate_usage_cost`; one call without a price makes the
-session's cost unknown (``None``), not cheaper.
+leaves the call's figures *unknown* (``Completion.usage is None``). Two consumers need two
+different answers, so the tracker gives both:
+
+- the context engine needs *a* prompt size to decide when to compact: it gets the
+  calibrated estimate of the request (:class:`~palimpsest.calibration.EstimateCalibrator`,
+  which learns from every call that did report usage), never a false zero;
+- the session's record (totals, ``/usage``, the session store, cost) keeps the call as
+  *unreported*: it adds nothing to the token sums and is counted in ``unreported_calls``,
+  so every total shown is exact or visibly a lower bound (``≥ N (k calls unreported)``).
+
+Cost follows :func:`~palimpsest.pricing.estimate_usage_cost`; one call without a price or
+without usage makes the session's cost unknown (``None``), not cheaper. A local route is
+``included`` whatever its usage.
 """
 
 from __future__ import annotations
@@ -18,14 +25,9 @@ from ..calibration import EstimateCalibrator
 from ..pricing import ModelPrice, estimate_usage_cost
 from ..providers.base import Completion
 from ..tokens import estimate_messages_tokens_rough, estimate_tokens_rough
-from ..usage import CanonicalUsage
+from ..usage import CanonicalUsage, UsageTotal
 
-__all__ = ["UsageTracker", "usage_unknown"]
-
-
-def usage_unknown(usage: CanonicalUsage) -> bool:
-    """No usage came back at all: unknown, which is not the same as zero."""
-    return usage.raw_usage is None and usage.prompt_tokens == 0 and usage.output_tokens == 0
+__all__ = ["UsageTracker"]
 
 
 class UsageTracker:
@@ -48,21 +50,33 @@ class UsageTracker:
 
     def reset(self) -> None:
         """A new session: totals back to nothing (the calibration is kept: same model)."""
-        self.total = CanonicalUsage(request_count=0)
-        self.estimated_calls = 0
+        self.totals = UsageTotal()
         self.last_estimated = False
         self._cost = 0.0
         self._cost_unknown = False
 
     @property
+    def total(self) -> CanonicalUsage:
+        """The summed usage of the calls that reported it (see :attr:`totals`)."""
+        return self.totals.known
+
+    @property
+    def unreported_calls(self) -> int:
+        """Calls whose provider sent no usage."""
+        return self.totals.unreported_calls
+
+    @property
     def cost_usd(self) -> float | None:
-        """The session's cost so far; ``None`` when any call's price is unknown."""
+        """The session's cost so far; ``None`` when any call's cost is unknown."""
         return None if self._cost_unknown else self._cost
 
     def normalize(self, completion: Completion, rough_estimate: int) -> tuple[CanonicalUsage, bool]:
-        """The call's usage, or the calibrated estimate when the provider sent none."""
+        """The call's usage for the engine, or the calibrated estimate when none came.
+
+        The flag is ``True`` for an estimate. Only reported usage teaches the calibrator.
+        """
         usage = completion.usage
-        if not usage_unknown(usage):
+        if usage is not None:
             self.calibrator.observe_usage(self.model, rough_estimate, usage)
             return usage, False
         output = estimate_tokens_rough(completion.content or "")
@@ -74,11 +88,10 @@ class UsageTracker:
         )
         return estimate, True
 
-    def add(self, usage: CanonicalUsage, estimated: bool) -> float | None:
-        """Count one call; returns its cost (``None`` when unknown)."""
-        self.total = self.total + usage
-        self.last_estimated = estimated
-        self.estimated_calls += int(estimated)
+    def add(self, usage: CanonicalUsage | None) -> float | None:
+        """Count one call (``None``: it reported no usage); returns its cost or ``None``."""
+        self.totals = self.totals.add(usage)
+        self.last_estimated = usage is None
         cost = estimate_usage_cost(
             self.model, usage, provider=self.provider, base_url=self.base_url, prices=self.prices
         )
@@ -89,9 +102,5 @@ class UsageTracker:
         return cost.amount_usd
 
     def describe(self) -> dict[str, Any]:
-        """The totals as plain values (for ``/usage`` and logs)."""
-        return {
-            **self.total.to_dict(),
-            "cost_usd": self.cost_usd,
-            "estimated_calls": self.estimated_calls,
-        }
+        """The totals as plain values (for ``/usage`` and logs); unknown figures are ``None``."""
+        return {**self.totals.to_dict(), "cost_usd": self.cost_usd}

@@ -42,6 +42,7 @@ __all__ = [
     "tool_call_line",
     "tool_result_line",
     "turn_end_line",
+    "usage_line",
 ]
 
 LINE_WIDTH = 100
@@ -170,6 +171,15 @@ def status_line(status: Mapping[str, Any]) -> str:
     return line
 
 
+def usage_line(event: UsageEvent) -> str:
+    """``usage: 1,234 in, 56 out``; ``usage: not reported (~1,234 in by estimate)``."""
+    if event.usage is not None:
+        return f"usage: {event.usage.prompt_tokens:,} in, {event.usage.output_tokens:,} out"
+    if event.prompt_tokens is not None:
+        return f"usage: not reported (~{event.prompt_tokens:,} in by estimate)"
+    return "usage: not reported"
+
+
 def turn_end_line(event: TurnEnd) -> str | None:
     """A line when the turn did not simply finish: interrupted, stopped by an error."""
     if event.interrupted:
@@ -215,11 +225,7 @@ class EventRenderer:
             self._line(f"warning: {redact(event.message)}", "yellow")
         elif isinstance(event, UsageEvent):
             if self.usage:
-                usage = event.usage
-                mark = "~" if event.estimated else ""
-                self._line(
-                    f"usage: {mark}{usage.prompt_tokens:,} in, {usage.output_tokens:,} out", "dim"
-                )
+                self._line(usage_line(event), "dim")
         elif isinstance(event, TurnEnd):
             self._end_text()
             line = turn_end_line(event)

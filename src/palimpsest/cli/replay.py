@@ -134,7 +134,7 @@ def _play_turn(
     for event in agent.run(turn.user):
         if isinstance(event, UsageEvent):
             tally.rounds += 1
-            tokens = event.usage.prompt_tokens
+            tokens = event.prompt_tokens
             record = {
                 "event": "round",
                 "turn": number,

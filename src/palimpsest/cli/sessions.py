@@ -25,6 +25,7 @@ from ..config import Settings, load_settings
 from ..errors import SessionNotFoundError
 from ..messages import FORMATS, dump_transcript, render_content
 from ..storage.sessions import SessionStore, default_db_path
+from ..usage import format_token_pair, format_token_total
 from .common import err_console, handle_errors
 
 __all__ = ["open_store", "resolve_id", "sessions_app"]
@@ -125,7 +126,9 @@ def list_command(
             row["id"],
             label,
             str(row["message_count"] or 0),
-            f"{row['total_tokens']:,}",
+            format_token_total(
+                row["total_tokens"], row.get("unreported_calls") or 0, row["api_call_count"]
+            ),
             _cost(row["estimated_cost_usd"]),
             _short(row["last_active"]),
         )
@@ -157,9 +160,15 @@ def show_command(
     info.add_row("started", _when(session["started_at"]))
     if session["ended_at"] is not None:
         info.add_row("ended", _when(session["ended_at"]))
-    tokens = f"{session['input_tokens']:,} in / {session['output_tokens']:,} out"
+    unreported, cost = session.get("unreported_calls") or 0, session["estimated_cost_usd"]
+    tokens = format_token_pair(
+        session["input_tokens"] or 0,
+        session["output_tokens"] or 0,
+        unreported,
+        session["api_call_count"] or 0,
+    )
     info.add_row("tokens", tokens)
-    info.add_row("cost", _cost(session["estimated_cost_usd"]) or "unknown")
+    info.add_row("cost", ("≥ " if unreported and cost else "") + (_cost(cost) or "unknown"))
     if tip != sid:
         info.add_row("continued in", tip)
     console.print(info)

@@ -18,7 +18,7 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..usage import normalize_usage
+from ..usage import reported_usage
 from .base import Completion
 from .caching import caching_enabled
 from .convert import (
@@ -222,7 +222,7 @@ def completion_from_message(message: Any) -> Completion:
     return Completion(
         content=content,
         tool_calls=calls,
-        usage=normalize_usage(data.get("usage"), "anthropic"),
+        usage=reported_usage(data.get("usage"), "anthropic"),
         finish_reason=anthropic_finish_reason(data.get("stop_reason")),
         model=data.get("model"),
         raw=message,
@@ -274,7 +274,7 @@ def completion_from_events(events: Iterable[Any]) -> Completion:
     return Completion(
         content=content,
         tool_calls=calls,
-        usage=normalize_usage(usage, "anthropic"),
+        usage=reported_usage(usage, "anthropic"),
         finish_reason=anthropic_finish_reason(stop_reason),
         model=model,
         raw=collected,

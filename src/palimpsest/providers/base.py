@@ -19,11 +19,15 @@ __all__ = ["ChatModel", "Completion", "ScriptedChatModel"]
 
 @dataclass
 class Completion:
-    """A model's answer: text, OpenAI-shaped tool calls, canonical usage, and the raw reply."""
+    """A model's answer: text, OpenAI-shaped tool calls, canonical usage, and the raw reply.
+
+    ``usage`` is ``None`` when the provider reported none (llama.cpp's server on a stream,
+    a scripted reply without one): unknown, which callers must not read as zero.
+    """
 
     content: str | None = None
     tool_calls: list[dict[str, Any]] = field(default_factory=list)
-    usage: CanonicalUsage = field(default_factory=CanonicalUsage)
+    usage: CanonicalUsage | None = None
     finish_reason: str | None = None
     model: str | None = None
     raw: Any = None

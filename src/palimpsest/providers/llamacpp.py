@@ -3,7 +3,7 @@
 ``LlamaCppModel("path/to/model.gguf")`` loads the file on first use (so ``connect`` stays
 cheap) and answers through ``Llama.create_chat_completion``, which applies the chat
 template stored in the GGUF. Its reply is already OpenAI-shaped, so usage goes through
-``normalize_usage(..., "chat")`` like any Chat Completions endpoint.
+``reported_usage(..., "chat")`` like any Chat Completions endpoint.
 
 llama.cpp reports a prompt that does not fit its window as
 ``ValueError("Requested tokens (N) exceed context window of M")``; that becomes
@@ -28,7 +28,7 @@ from typing import Any
 
 from ..errors import ConfigError, ContextOverflowError, MissingDependencyError, ProviderError
 from ..messages import for_provider, render_content
-from ..usage import normalize_usage
+from ..usage import reported_usage
 from .base import Completion
 from .overflow import CONTEXT_OVERFLOW, classify_error, exception_for
 
@@ -260,7 +260,7 @@ def completion_from_dict(response: Mapping[str, Any], model: str) -> Completion:
     return Completion(
         content=content if isinstance(content, str) or content is None else str(content),
         tool_calls=_tool_calls(message),
-        usage=normalize_usage(response.get("usage"), "chat"),
+        usage=reported_usage(response.get("usage"), "chat"),
         finish_reason=choice.get("finish_reason"),
         model=str(response.get("model") or model),
         raw=response,

@@ -18,7 +18,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
-from ..usage import normalize_usage
+from ..usage import reported_usage
 from .base import Completion
 from .sdk_base import SdkChatModel
 
@@ -176,7 +176,7 @@ def completion_from_response(response: Any) -> Completion:
     return Completion(
         content=_get(message, "content") if message is not None else None,
         tool_calls=[_tool_call_dict(c) for c in calls],
-        usage=normalize_usage(_get(response, "usage"), "chat"),
+        usage=reported_usage(_get(response, "usage"), "chat"),
         finish_reason=_get(choice, "finish_reason") if choice is not None else None,
         model=_get(response, "model"),
         raw=response,
@@ -226,7 +226,7 @@ def completion_from_chunks(chunks: Iterable[Any]) -> Completion:
     return Completion(
         content="".join(text) or None,
         tool_calls=[calls[i] for i in sorted(calls)],
-        usage=normalize_usage(usage, "chat"),
+        usage=reported_usage(usage, "chat"),
         finish_reason=finish_reason,
         model=model,
         raw=collected,

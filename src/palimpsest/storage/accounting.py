@@ -43,11 +43,14 @@ class TokenAccounting:
         billing_mode: str | None = None,
         api_call_count: int = 0,
         absolute: bool = False,
+        unreported_calls: int = 0,
     ) -> None:
         """Add (or with ``absolute`` set) token counters and cost (SS-39).
 
         A missing session is created with source ``unknown``; ``model`` and ``billing_*``
         fill only empty columns; ``None`` costs leave the columns unchanged.
+        ``unreported_calls`` counts calls whose provider sent no usage (the token
+        counters are then a lower bound).
         """
 
         def update(con: apsw.Connection) -> None:
@@ -60,6 +63,7 @@ class TokenAccounting:
             cache_write_tokens=cache_write_tokens,
             reasoning_tokens=reasoning_tokens,
             api_call_count=api_call_count,
+            unreported_calls=unreported_calls,
             estimated_cost_usd=estimated_cost_usd,
             actual_cost_usd=actual_cost_usd,
             model=model,
@@ -75,12 +79,25 @@ class TokenAccounting:
     def record_usage(
         self,
         session_id: str,
-        usage: CanonicalUsage,
+        usage: CanonicalUsage | None,
         cost_usd: float | None = None,
         *,
         model: str | None = None,
     ) -> None:
-        """Add one response's usage to the session (TK-19): every bucket and one API call."""
+        """Add one response's usage to the session (TK-19): every bucket and one API call.
+
+        ``usage=None`` (the provider reported none) adds one API call and one unreported
+        call, and no tokens: unknown is recorded as unknown, not as zero.
+        """
+        if usage is None:
+            self.update_token_counts(
+                session_id,
+                api_call_count=1,
+                unreported_calls=1,
+                estimated_cost_usd=cost_usd,
+                model=model,
+            )
+            return
         self.update_token_counts(
             session_id,
             input_tokens=usage.input_tokens,

@@ -200,6 +200,7 @@ _TOTALS = (
     "cache_write_tokens",
     "reasoning_tokens",
     "api_call_count",
+    "unreported_calls",
 )
 
 

@@ -575,3 +575,16 @@ def m007_merging_off_the_write_path(con: apsw.Connection) -> None:
     for table in (WORD_TABLE, TRIGRAM_TABLE):
         if table_exists(con, table):
             configure_merging(con, table)
+
+
+@migration
+def m008_unreported_usage(con: apsw.Connection) -> None:
+    """Count the calls whose provider reported no usage (``sessions.unreported_calls``).
+
+    Such a call adds one to ``api_call_count`` and nothing to the token counters, so the
+    counters are exact when this is 0 and a lower bound otherwise; before this column an
+    unreported call could only be recorded as zero tokens or as a guess.
+    """
+    columns = {row[1] for row in con.execute("PRAGMA table_info(sessions)")}
+    if "unreported_calls" not in columns:
+        con.execute("ALTER TABLE sessions ADD COLUMN unreported_calls INTEGER DEFAULT 0")

@@ -45,6 +45,7 @@ _COUNTERS = (
     "cache_write_tokens",
     "reasoning_tokens",
     "api_call_count",
+    "unreported_calls",
 )
 
 
