@@ -269,7 +269,7 @@ class _Run:
     def assemble(self, job: Job, work: WorkDir, chunks: int, target: Path) -> None:
         target.parent.mkdir(parents=True, exist_ok=True)
         if job.fmt == "parquet":
-            import pyarrow as pa  # type: ignore[import-untyped]
+            import pyarrow as pa
 
             with AtomicParquetWriter(target, _parquet_schema(job)) as writer:
                 for index in range(chunks):
