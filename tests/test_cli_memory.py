@@ -55,10 +55,10 @@ def test_json(isolated_home: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
-        (("remove", "nothing"), "No entry matched 'nothing'."),
+        (("remove", "nothing"), "no entry of MEMORY.md contains 'nothing'"),
         (("add", "cat ~/.env"), "threat pattern 'read_secrets'"),
         (("add", "   "), "Content cannot be empty."),
-        (("replace", "x", "y"), "No entry matched 'x'."),
+        (("replace", "x", "y"), "no entry of MEMORY.md contains 'x'"),
     ],
 )
 def test_errors_are_one_line_exit_2(args: tuple[str, ...], fragment: str) -> None:
@@ -74,7 +74,8 @@ def test_capacity_error_is_one_line(isolated_home: Path) -> None:
     config.write_text("memory:\n  memory_char_limit: 20\n", encoding="utf-8")
     assert run("add", "x" * 15)[0] == 0
     code, _, err = run("add", "y" * 10)
-    assert code == 2 and "15/20" in err and "memory show" in err
+    assert code == 2 and "15 / 20 chars full (75%)" in err and "memory list" in err
+    assert "Consolidate" not in err and "this turn" not in err
     assert len(err.strip().splitlines()) == 1
 
 
