@@ -13,12 +13,11 @@ from pathlib import Path
 import pexpect
 
 import palimpsest
+from cli_run import SRC, run_cli
 from palimpsest.storage.sessions import SessionStore
 
-from cli_run import SRC, run_cli
-
-COLOUR = re.compile(r"\x1b\[(?:3[0-7]|9[0-7]|38;)")
-"""A foreground colour escape (bold alone, ``\\x1b[1m``, is not colour)."""
+COLOUR = re.compile(r"\x1b\[(?:[0-9]+;)*(?:3[0-8]|9[0-7])[;m]")
+"""An SGR escape setting a foreground colour (bold alone, ``\\x1b[1m``, is not colour)."""
 
 
 def test_version() -> None:

@@ -13,12 +13,11 @@ from typing import Any
 
 import pytest
 
+from cli_run import run_cli
 from palimpsest.cli.app import click_command
 from palimpsest.cli.common import TranscriptFormat
 from palimpsest.cli.style import StyledArgument, StyledOption
 from palimpsest.messages import FORMATS
-
-from cli_run import run_cli
 
 TYPE_METAVAR = re.compile(r"<[a-zA-Z_][\w\[\], |.]*>")
 

@@ -18,8 +18,8 @@ from typer.exceptions import Abort
 from .. import __version__
 from . import sessions_search  # noqa: F401  (registers `sessions search`)
 from .chat import chat_command
-from .compress import compress_command
 from .common import RUN_ERROR_EXIT, USER_ERROR_EXIT, err_console
+from .compress import compress_command
 from .config import config_app
 from .eval import eval_app
 from .memory import memory_app

@@ -184,8 +184,7 @@ def compress_command(
         Path | None,
         typer.Option(
             "--config",
-            help="Config file (default: $PALIMPSEST_CONFIG, else config.yaml in "
-            "$PALIMPSEST_HOME).",
+            help="Config file (default: $PALIMPSEST_CONFIG, else config.yaml in $PALIMPSEST_HOME).",
         ),
     ] = None,
     max_input_mb: Annotated[
@@ -207,9 +206,7 @@ def compress_command(
     ] = None,
     base_url: Annotated[
         str | None,
-        typer.Option(
-            "--base-url", help="Server of an openai-compatible --model (ending in /v1)."
-        ),
+        typer.Option("--base-url", help="Server of an openai-compatible --model (ending in /v1)."),
     ] = None,
 ) -> None:
     """Compress a transcript: prune old tool output, summarize the middle, keep head and tail.

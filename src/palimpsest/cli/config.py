@@ -21,8 +21,8 @@ from rich.console import Console
 from rich.table import Table
 
 from ..config import (
-    SettingValue,
     Settings,
+    SettingValue,
     ValueSource,
     config_path_source,
     explain_settings,

@@ -324,5 +324,5 @@ def verify_command(
 
 # `sessions search` lives in .sessions_search, which registers itself on sessions_app
 # (imported by cli/app.py so the command exists whenever the CLI is loaded).
-from . import sessions_edit  # noqa: E402, F401  (registers `sessions delete`, `compress`)
-from . import sessions_maintain  # noqa: E402, F401  (registers `sessions maintain`)
+# `delete` and `compress` (.sessions_edit) and `maintain` register themselves the same way.
+from . import sessions_edit, sessions_maintain  # noqa: E402, F401

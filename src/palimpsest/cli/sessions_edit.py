@@ -68,8 +68,7 @@ def delete_command(
         bool,
         typer.Option(
             "--chain",
-            help="Also delete every session linked to it (parents, continuations, "
-            "sub-agents).",
+            help="Also delete every session linked to it (parents, continuations, sub-agents).",
         ),
     ] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,

@@ -43,16 +43,17 @@ def import_key(digest: str) -> str:
     return IMPORT_KEY_PREFIX + digest
 
 
+def _count(con: apsw.Connection, sql: str, value: str) -> int:
+    row = con.execute(sql, (value,)).fetchall()[0]
+    return int(str(row[0]))
+
+
 def matching_ids(
     con: apsw.Connection, prefix: str, limit: int = MAX_CANDIDATES
 ) -> tuple[list[str], int]:
     """The first ``limit`` ids starting with ``prefix`` (sorted) and how many match."""
     pattern = escape_like(prefix) + "%"
-    count = int(
-        con.execute(
-            "SELECT count(*) FROM sessions WHERE id LIKE ? ESCAPE '\\'", (pattern,)
-        ).fetchall()[0][0]
-    )
+    count = _count(con, "SELECT count(*) FROM sessions WHERE id LIKE ? ESCAPE '\\'", pattern)
     found = con.execute(
         "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY id LIMIT ?",
         (pattern, limit),
@@ -121,11 +122,7 @@ def delete_sessions(con: apsw.Connection, session_ids: Sequence[str]) -> int:
     removed = 0
     doomed = list(dict.fromkeys(session_ids))
     for sid in doomed:
-        removed += int(
-            con.execute("SELECT count(*) FROM messages WHERE session_id = ?", (sid,)).fetchall()[
-                0
-            ][0]
-        )
+        removed += _count(con, "SELECT count(*) FROM messages WHERE session_id = ?", sid)
     for sid in doomed:
         con.execute(
             "UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id = ?", (sid,)

@@ -127,9 +127,7 @@ def import_stream(
 ) -> str:
     """Like :func:`import_file`, reading the transcript from an open text stream."""
     messages = load_transcript(stream, format=format, path_hint=name)
-    return import_messages(
-        store, messages, source=source, title=title, again=again, origin=name
-    )
+    return import_messages(store, messages, source=source, title=title, again=again, origin=name)
 
 
 def import_file(
