@@ -59,7 +59,7 @@ def test_every_help_reads_clean_at_80_columns() -> None:
 def test_choices_are_listed_and_defaults_shown_whole() -> None:
     result = run_cli("compress", "--help")
     flat = " ".join(result.stdout.replace("│", " ").split())
-    assert "[auto|openai|swe-agent|mini-swe-agent|claude-code|codex]" in flat
+    assert "--format FMT Input format. One of: auto, openai, swe-agent, mini-swe-agent," in flat
     assert "$PALIMPSEST_HOME)" in flat and "config.yaml" in flat
     assert "Usage: palimpsest compress [OPTIONS] INPUT" in flat
     search = " ".join(run_cli("sessions", "search", "--help").stdout.replace("│", " ").split())

@@ -192,8 +192,8 @@ def compress_command(
         typer.Option(
             "--max-input-mb",
             min=0.001,
-            help="Refuse inputs larger than this many MiB (default: the setting "
-            "compression.max_input_mb, 256).",
+            help="Refuse inputs larger than this many MiB (default: 256, or the "
+            "max_input_mb setting of the compression section).",
         ),
     ] = None,
     model: Annotated[

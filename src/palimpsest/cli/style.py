@@ -71,6 +71,11 @@ class StyledOption(TyperOption):
         return _value_word(self)
 
 
+LONG_CHOICES = 24
+"""Choices longer than this as ``[a|b|c]`` would be folded mid-word in an 80-column type
+column; they are listed in the help text instead, after a one-word metavar."""
+
+
 def _style_param(param: Any) -> None:
     if isinstance(param, TyperArgument) and not isinstance(param, StyledArgument):
         param.__class__ = StyledArgument
@@ -78,6 +83,12 @@ def _style_param(param: Any) -> None:
             param.metavar = param.name.upper()
     elif isinstance(param, TyperOption) and not isinstance(param, StyledOption):
         param.__class__ = StyledOption
+        choices = param.type_descriptor.choices
+        word = _value_word(param) if choices is not None else ""
+        if choices is not None and param.metavar is None and len(word) > LONG_CHOICES:
+            param.metavar = (param.name or "value").upper()
+            listed = ", ".join(str(getattr(c, "value", c)) for c in choices)
+            param.help = f"{(param.help or '').rstrip()} One of: {listed}.".lstrip()
 
 
 class StyledCommand(TyperCommand):
