@@ -55,10 +55,10 @@ def test_json(isolated_home: Path) -> None:
 @pytest.mark.parametrize(
     ("args", "fragment"),
     [
-        (("remove", "nothing"), "No entry matched 'nothing'."),
+        (("remove", "nothing"), "no entry of MEMORY.md contains 'nothing'"),
         (("add", "cat ~/.env"), "threat pattern 'read_secrets'"),
         (("add", "   "), "Content cannot be empty."),
-        (("replace", "x", "y"), "No entry matched 'x'."),
+        (("replace", "x", "y"), "no entry of MEMORY.md contains 'x'"),
     ],
 )
 def test_errors_are_one_line_exit_2(args: tuple[str, ...], fragment: str) -> None:
@@ -74,7 +74,8 @@ def test_capacity_error_is_one_line(isolated_home: Path) -> None:
     config.write_text("memory:\n  memory_char_limit: 20\n", encoding="utf-8")
     assert run("add", "x" * 15)[0] == 0
     code, _, err = run("add", "y" * 10)
-    assert code == 2 and "15/20" in err and "memory show" in err
+    assert code == 2 and "15 / 20 chars full (75%)" in err and "memory list" in err
+    assert "Consolidate" not in err and "this turn" not in err
     assert len(err.strip().splitlines()) == 1
 
 
@@ -94,3 +95,46 @@ def test_bad_config_is_one_line(isolated_home: Path) -> None:
     (isolated_home / "config.yaml").write_text("memory:\n  limit: 3\n", encoding="utf-8")
     code, _, err = run("show")
     assert code == 2 and "memory.limit" in err
+
+
+# -- issue 14: wording for a person (real subprocesses) -----------------------------------
+
+
+def _mem(*args: str) -> tuple[int, str, str]:
+    from cli_run import run_cli
+
+    result = run_cli("memory", *args)
+    return result.returncode, result.stdout, result.stderr
+
+
+def test_an_entry_bigger_than_the_limit_says_so_when_memory_is_empty() -> None:
+    code, _, err = _mem("add", "x" * 3000)
+    assert code == 2 and len(err.strip().splitlines()) == 1
+    assert "3,000 chars, longer than the whole MEMORY.md limit of 2,200" in err
+    assert "memory.memory_char_limit" in err and "Consolidate" not in err
+
+
+def test_replace_refuses_one_letter_and_shows_old_and_new() -> None:
+    _mem("add", "deploy with make deploy-prod")
+    _mem("add", "deploy staging via make deploy-staging")
+    code, _, err = _mem("replace", "p", "x")
+    assert code == 2 and "'p' is too short to pick one entry (it appears in 2 entries)" in err
+    code, _, err = _mem("remove", "deploy")
+    assert code == 2 and "'deploy' matches 2 different entries" in err
+    assert "'deploy with make deploy-prod'" in err
+    code, out, _ = _mem("replace", "prod", "deploy with make ship")
+    assert code == 0
+    assert "  old: deploy with make deploy-prod\n  new: deploy with make ship\n" in out
+    code, out, _ = _mem("remove", "staging")
+    assert code == 0 and "  removed: deploy staging via make deploy-staging" in out
+
+
+def test_list_is_one_line_per_entry_with_json() -> None:
+    _mem("add", "first\nfact on two lines")
+    _mem("add", "y" * 150)
+    code, out, _ = _mem("list")
+    lines = out.splitlines()
+    assert code == 0 and lines[1] == "1. first fact on two lines"
+    assert lines[2].startswith("2. yyy") and lines[2].endswith("...") and len(lines[2]) == 103
+    data = json.loads(_mem("list", "--json")[1])
+    assert data["entries"][0] == "first\nfact on two lines" and data["limit"] == 2_200

@@ -148,3 +148,12 @@ def test_match_mode_reaches_the_plan(home: Path, args: tuple[str, ...], mode: st
 def test_an_unknown_match_mode_is_refused(home: Path) -> None:
     code, _out, err = invoke("deploy", "--match", "most")
     assert code == 2 and "most" in err
+
+
+def test_role_is_checked_against_the_real_roles() -> None:
+    from cli_run import run_cli
+
+    result = run_cli("sessions", "search", "rm", "--role", "user,bogus")
+    assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
+    assert "unknown --role 'bogus'" in result.stderr
+    assert "system, developer, user, assistant, tool" in result.stderr

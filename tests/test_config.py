@@ -66,3 +66,48 @@ def test_bad_files(tmp_path: Path) -> None:
     bad.write_text("- a list\n")
     with pytest.raises(ConfigError, match="mapping"):
         load_settings(bad)
+
+
+def test_explain_settings_agrees_with_load_settings(isolated_home: Path) -> None:
+    from palimpsest.config import explain_settings
+
+    isolated_home.mkdir(parents=True)
+    config = isolated_home / "config.yaml"
+    config.write_text(
+        "compression:\n  target_ratio: 0.95\npricing:\n  models:\n    gpt: {input: 1}\n"
+    )
+    settings, values = explain_settings()
+    assert settings == load_settings()
+    by_key = {v.key: v for v in values}
+    # The validator clamps the file's value; the source is still the file.
+    assert by_key["compression.target_ratio"].value == 0.80
+    assert str(by_key["compression.target_ratio"].source) == f"file {config}"
+    assert by_key["pricing.models"].source.kind == "file"
+    assert str(by_key["context.engine"].source) == "default"
+    assert len(values) == len({v.key for v in values}) > 50
+
+
+def test_config_path_source_order(
+    isolated_home: Path, monkeypatch: pytest.MonkeyPatch, tmp_path: Path
+) -> None:
+    from palimpsest.config import config_path_source, home_dir_source
+
+    assert str(home_dir_source()[1]) == "environment PALIMPSEST_HOME"
+    assert config_path_source()[1].kind == "environment"
+    monkeypatch.setenv("PALIMPSEST_CONFIG", str(tmp_path / "c.yaml"))
+    assert str(config_path_source()[1]) == "environment PALIMPSEST_CONFIG"
+    assert config_path_source(tmp_path / "d.yaml") == (
+        tmp_path / "d.yaml",
+        __import__("palimpsest.config", fromlist=["ValueSource"]).ValueSource("flag", "--config"),
+    )
+    monkeypatch.delenv("PALIMPSEST_HOME")
+    monkeypatch.delenv("PALIMPSEST_CONFIG")
+    assert str(config_path_source()[1]) == "default"
+
+
+def test_bad_yaml_is_one_line(isolated_home: Path) -> None:
+    isolated_home.mkdir(parents=True)
+    (isolated_home / "config.yaml").write_text("a: [1\nb: 2\n")
+    with pytest.raises(ConfigError) as info:
+        load_settings()
+    assert "\n" not in str(info.value) and "line 2" in str(info.value)

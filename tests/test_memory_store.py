@@ -424,7 +424,7 @@ class TestBatch:
         store.add("memory", "x" * 400)
         result = store.apply(
             "memory",
-            [{"action": "add", "content": "y" * 200}, {"action": "remove", "old_text": "xxx"}],
+            [{"action": "add", "content": "y" * 200}, {"action": "remove", "old_text": "xxxx"}],
         )
         assert result.entries == ["y" * 200]
 

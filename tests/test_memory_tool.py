@@ -171,3 +171,28 @@ def test_outcome_carries_writes(tool: MemoryTool) -> None:
         "old",
         "old",
     )
+
+
+def test_replace_and_remove_tell_the_model_what_changed(tool: MemoryTool) -> None:
+    call(tool, action="add", target="memory", content="deploy with make deploy-prod")
+    answer = call(tool, action="replace", target="memory", old_text="prod", content="ship it")
+    assert answer["success"] and answer["changed"] == [
+        {"action": "replace", "old": "deploy with make deploy-prod", "new": "ship it"}
+    ]
+    answer = call(tool, action="remove", target="memory", old_text="ship it")
+    assert answer["changed"] == [{"action": "remove", "old": "ship it"}]
+    assert "changed" not in call(tool, action="add", target="memory", content="new fact")
+
+
+def test_a_one_letter_match_is_refused_for_the_model_too(tool: MemoryTool) -> None:
+    call(tool, action="add", target="memory", content="uses pnpm")
+    answer = call(tool, action="replace", target="memory", old_text="p", content="x")
+    assert not answer["success"] and "too short" in answer["error"]
+    assert answer["matches"] == ["uses pnpm"]
+
+
+def test_an_entry_over_the_whole_limit_is_not_told_to_consolidate(store: MemoryStore) -> None:
+    tool = MemoryTool(store)
+    answer = json.loads(tool({"action": "add", "target": "user", "content": "x" * 5000}))
+    assert not answer["success"] and "longer than the whole" in answer["error"]
+    assert "Consolidate" not in answer["error"]

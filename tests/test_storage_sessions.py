@@ -691,7 +691,8 @@ def test_every_real_transcript_round_trips(store: SessionStore, path: Path) -> N
 
 def test_importing_twice_numbers_the_title(store: SessionStore) -> None:
     path = TRANSCRIPTS[0]
-    first, second = store.import_transcript(path), store.import_transcript(path, title=path.name)
+    first = store.import_transcript(path)
+    second = store.import_transcript(path, title=path.name, again=True)  # a copy on purpose
     assert store.require_session(second)["title"] == f"{path.name} #2"
     assert first != second
 

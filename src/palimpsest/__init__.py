@@ -20,12 +20,14 @@ from .compaction import (
 from .config import Settings, load_settings
 from .conversation_tokens import ConversationTokens
 from .errors import (
+    AmbiguousSessionIdError,
     AuthError,
     ConfigError,
     ContextOverflowError,
     DatabaseCorruptError,
     DatabaseLockedError,
     DatabaseReadOnlyError,
+    DuplicateTranscriptError,
     MemoryCapacityError,
     MemoryMatchError,
     MemoryThreatError,
@@ -64,6 +66,7 @@ __version__ = "0.1.0"
 
 __all__ = [
     "SUMMARY_PREFIX",
+    "AmbiguousSessionIdError",
     "AuthError",
     "CanonicalUsage",
     "ChatModel",
@@ -77,6 +80,7 @@ __all__ = [
     "DatabaseCorruptError",
     "DatabaseLockedError",
     "DatabaseReadOnlyError",
+    "DuplicateTranscriptError",
     "EstimateCalibrator",
     "ExactCounter",
     "ExtractiveSummarizer",

@@ -5,11 +5,17 @@ fails loudly with the dotted key named instead of being silently ignored. The da
 directory is ``$PALIMPSEST_HOME`` (default ``~/.palimpsest``); the config file is
 ``$PALIMPSEST_HOME/config.yaml`` unless ``$PALIMPSEST_CONFIG`` points elsewhere.
 Importing this module reads nothing; :func:`load_settings` does.
+
+:func:`explain_settings` reads the same sources and also says where each value came from
+(the default, the config file, an environment variable, a command-line flag), which
+``palimpsest config show`` prints.
 """
 
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
@@ -25,10 +31,15 @@ __all__ = [
     "MemorySettings",
     "ModelSettings",
     "OutputsSettings",
+    "SettingValue",
     "Settings",
     "ToolBudgetSettings",
+    "ValueSource",
     "config_path",
+    "config_path_source",
+    "explain_settings",
     "home_dir",
+    "home_dir_source",
     "load_settings",
 ]
 
@@ -47,6 +58,56 @@ def config_path() -> Path:
     """Where the YAML config is read from."""
     value = os.environ.get(CONFIG_ENV)
     return Path(value).expanduser() if value else home_dir() / "config.yaml"
+
+
+SourceKind = Literal["default", "file", "environment", "flag"]
+
+
+@dataclass(frozen=True)
+class ValueSource:
+    """Where a setting's value came from.
+
+    ``detail`` names the place: the config file's path (``file``), the variable
+    (``environment``), the option (``flag``); ``None`` for a ``default``.
+    """
+
+    kind: SourceKind
+    detail: str | None = None
+
+    def __str__(self) -> str:
+        return self.kind if self.detail is None else f"{self.kind} {self.detail}"
+
+
+DEFAULT_SOURCE = ValueSource("default")
+
+
+@dataclass(frozen=True)
+class SettingValue:
+    """One effective setting: its dotted key, its value and where the value came from."""
+
+    key: str
+    value: Any
+    source: ValueSource
+
+
+def home_dir_source() -> tuple[Path, ValueSource]:
+    """:func:`home_dir` and where it came from (``$PALIMPSEST_HOME`` or the default)."""
+    if os.environ.get(HOME_ENV):
+        return home_dir(), ValueSource("environment", HOME_ENV)
+    return home_dir(), DEFAULT_SOURCE
+
+
+def config_path_source(path: str | Path | None = None) -> tuple[Path, ValueSource]:
+    """The config file read for ``path`` (a ``--config`` flag) and where the choice came from.
+
+    A given ``path`` is a flag; else ``$PALIMPSEST_CONFIG``; else the file in the data
+    directory, whose source is the data directory's own (environment or default).
+    """
+    if path is not None:
+        return Path(path).expanduser(), ValueSource("flag", "--config")
+    if os.environ.get(CONFIG_ENV):
+        return config_path(), ValueSource("environment", CONFIG_ENV)
+    return config_path(), home_dir_source()[1]
 
 
 class _Section(BaseModel):
@@ -281,17 +342,68 @@ def settings_from_dict(data: dict[str, Any], *, source: str | Path | None = None
         raise ConfigError(message, key=key, path=source) from None
 
 
-def load_settings(path: str | Path | None = None) -> Settings:
-    """Read settings from ``path`` (or :func:`config_path`); defaults when the file is absent."""
+def _yaml_problem(exc: yaml.YAMLError) -> str:
+    """One line for a YAML error: where, and what (PyYAML's own text spans several)."""
+    mark = getattr(exc, "problem_mark", None)
+    problem = getattr(exc, "problem", None) or str(exc).splitlines()[0]
+    where = f"line {mark.line + 1}, column {mark.column + 1}: " if mark is not None else ""
+    return f"{where}{' '.join(str(problem).split())}"
+
+
+def _read_file(path: str | Path | None) -> tuple[Path, dict[str, Any] | None]:
+    """The config file for ``path`` and its mapping (``None`` when absent and not asked for)."""
     target = Path(path).expanduser() if path is not None else config_path()
     if not target.exists():
         if path is not None:
             raise ConfigError(f"{target}: config file not found", path=target)
-        return Settings()
+        return target, None
     try:
         data = yaml.safe_load(target.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:
-        raise ConfigError(f"{target}: not valid YAML: {exc}", path=target) from None
+        raise ConfigError(f"{target}: not valid YAML: {_yaml_problem(exc)}", path=target) from None
     if not isinstance(data, dict):
         raise ConfigError(f"{target}: the top level must be a mapping", path=target)
-    return settings_from_dict(data, source=target)
+    return target, data
+
+
+def load_settings(path: str | Path | None = None) -> Settings:
+    """Read settings from ``path`` (or :func:`config_path`); defaults when the file is absent."""
+    target, data = _read_file(path)
+    return Settings() if data is None else settings_from_dict(data, source=target)
+
+
+def _leaves(model: BaseModel, prefix: str = "") -> Iterator[tuple[str, Any]]:
+    """``(dotted key, value)`` of every setting; a dict-valued field is one leaf."""
+    for name in type(model).model_fields:
+        value = getattr(model, name)
+        key = f"{prefix}{name}"
+        if isinstance(value, BaseModel):
+            yield from _leaves(value, key + ".")
+        else:
+            yield key, value
+
+
+def _in_file(data: dict[str, Any], key: str) -> bool:
+    node: Any = data
+    for part in key.split("."):
+        if not isinstance(node, dict) or part not in node:
+            return False
+        node = node[part]
+    return True
+
+
+def explain_settings(path: str | Path | None = None) -> tuple[Settings, list[SettingValue]]:
+    """The settings :func:`load_settings` would return, and every value with its source.
+
+    Values come from the defaults or the config file; the data directory and the config
+    file's location may also come from the environment or a ``--config`` flag (see
+    :func:`home_dir_source`, :func:`config_path_source`).
+    """
+    target, data = _read_file(path)
+    settings = Settings() if data is None else settings_from_dict(data, source=target)
+    from_file = ValueSource("file", str(target))
+    values = [
+        SettingValue(key, value, from_file if data and _in_file(data, key) else DEFAULT_SOURCE)
+        for key, value in _leaves(settings)
+    ]
+    return settings, values

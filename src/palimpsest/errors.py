@@ -12,6 +12,8 @@ apart from "the run failed" (``RunError``: a provider, a summary, the database):
     │   ├── PluginNotFoundError    unknown engine / provider name; lists what exists
     │   ├── MissingDependencyError an optional extra is not installed; names it
     │   ├── SessionNotFoundError   unknown session id
+    │   │   └── AmbiguousSessionIdError  a prefix matching several ids; lists them
+    │   ├── DuplicateTranscriptError   a transcript imported before; names the session
     │   └── MemoryToolError        a memory write the agent must change
     │       ├── MemoryCapacityError    over the character limit; lists the entries
     │       ├── MemoryMatchError       old_text matched nothing, or several different entries
@@ -37,12 +39,14 @@ from __future__ import annotations
 from pathlib import Path
 
 __all__ = [
+    "AmbiguousSessionIdError",
     "AuthError",
     "ConfigError",
     "ContextOverflowError",
     "DatabaseCorruptError",
     "DatabaseLockedError",
     "DatabaseReadOnlyError",
+    "DuplicateTranscriptError",
     "MemoryCapacityError",
     "MemoryMatchError",
     "MemoryThreatError",
@@ -143,6 +147,40 @@ class SessionNotFoundError(UserError):
         self.session_id = session_id
         super().__init__(
             f"no session with id {session_id!r}; run 'palimpsest sessions list' to see ids"
+        )
+
+
+class AmbiguousSessionIdError(SessionNotFoundError):
+    """A prefix that starts several session ids: no single session is meant.
+
+    ``candidates`` are the first matching ids (sorted), ``count`` how many match in all.
+    A subclass of :class:`SessionNotFoundError`, so code that handles "no such session"
+    keeps working.
+    """
+
+    def __init__(self, prefix: str, candidates: list[str], count: int) -> None:
+        self.candidates = list(candidates)
+        self.count = count
+        shown = ", ".join(self.candidates)
+        more = f" and {count - len(self.candidates)} more" if count > len(self.candidates) else ""
+        UserError.__init__(
+            self,
+            f"session id prefix {prefix!r} is ambiguous: it matches {count} sessions "
+            f"({shown}{more}); give more characters of the id",
+        )
+        self.session_id = prefix
+
+
+class DuplicateTranscriptError(UserError):
+    """The same transcript (by content hash) is already stored as ``existing_id``."""
+
+    def __init__(self, existing_id: str, digest: str, source: str | None = None) -> None:
+        self.existing_id = existing_id
+        self.digest = digest
+        where = f"{source}: " if source else ""
+        super().__init__(
+            f"{where}already imported as session {existing_id} (same content); "
+            "pass --again to import another copy"
         )
 
 

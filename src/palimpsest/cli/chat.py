@@ -223,7 +223,7 @@ def chat_command(
     ] = None,
     base_url: Annotated[
         str | None,
-        typer.Option("--base-url", help="Server of an openai-compatible --model (…/v1)."),
+        typer.Option("--base-url", help="Server of an openai-compatible --model (ending in /v1)."),
     ] = None,
     session: Annotated[
         str | None,

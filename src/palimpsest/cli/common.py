@@ -7,6 +7,7 @@ Commands call :func:`fail` or wrap their body in :func:`handle_errors`.
 
 from __future__ import annotations
 
+import enum
 from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import NoReturn
@@ -18,12 +19,26 @@ from rich.markup import escape
 
 from ..errors import PalimpsestError, UserError
 
-__all__ = ["USER_ERROR_EXIT", "err_console", "fail", "handle_errors"]
+__all__ = ["USER_ERROR_EXIT", "TranscriptFormat", "err_console", "fail", "handle_errors"]
 
 USER_ERROR_EXIT = 2
 RUN_ERROR_EXIT = 1
 
+# Rich reads NO_COLOR (and FORCE_COLOR, TERM=dumb) when a Console is made, so every
+# console of the CLI honours them; none of them forces colour.
 err_console = Console(stderr=True, highlight=False, soft_wrap=True)
+
+
+class TranscriptFormat(enum.StrEnum):
+    """``--format`` of the commands that read a transcript: ``auto`` or a reader's name
+    (:data:`palimpsest.messages.FORMATS`; a test keeps the two lists equal)."""
+
+    auto = "auto"
+    openai = "openai"
+    swe_agent = "swe-agent"
+    mini_swe_agent = "mini-swe-agent"
+    claude_code = "claude-code"
+    codex = "codex"
 
 
 def fail(message: str, code: int = USER_ERROR_EXIT) -> NoReturn:

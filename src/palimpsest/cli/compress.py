@@ -29,7 +29,7 @@ from ..messages import dump_transcript, load_transcript, validate_transcript
 from ..messages.formats import DEFAULT_MAX_INPUT_BYTES
 from ..summarizers.configured import summarizer_from_settings
 from ..tokens import ExactCounter, RoughCounter, TokenCounter
-from .common import err_console, fail, handle_errors
+from .common import TranscriptFormat, err_console, fail, handle_errors
 
 __all__ = ["DEFAULT_CONTEXT_LENGTH", "NOT_FIT_EXIT", "compress_command"]
 
@@ -39,7 +39,7 @@ NOT_FIT_EXIT = 3
 DEFAULT_CONTEXT_LENGTH = 200_000
 """Window assumed when neither ``--context-length`` nor ``model.context_length`` is set."""
 
-FORMATS = ("auto", "openai", "swe-agent", "mini-swe-agent", "claude-code", "codex")
+FORMATS = tuple(f.value for f in TranscriptFormat)
 
 
 def _read_messages(source: str, fmt: str, max_bytes: int) -> list[dict[str, Any]]:
@@ -169,8 +169,8 @@ def compress_command(
         str | None, typer.Option("--focus", help="Topic the summary should keep in detail.")
     ] = None,
     fmt: Annotated[
-        str, typer.Option("--format", help="Input format: " + ", ".join(FORMATS) + ".")
-    ] = "auto",
+        TranscriptFormat, typer.Option("--format", help="Input format.")
+    ] = TranscriptFormat.auto,
     exact_tokens: Annotated[
         bool, typer.Option("--exact-tokens", help="Count tokens exactly with o200k_base.")
     ] = False,
@@ -182,14 +182,18 @@ def compress_command(
     ] = False,
     config: Annotated[
         Path | None,
-        typer.Option("--config", help="Config file (default: $PALIMPSEST_HOME/config.yaml)."),
+        typer.Option(
+            "--config",
+            help="Config file (default: $PALIMPSEST_CONFIG, else config.yaml in $PALIMPSEST_HOME).",
+        ),
     ] = None,
     max_input_mb: Annotated[
         float | None,
         typer.Option(
             "--max-input-mb",
             min=0.001,
-            help="Refuse inputs larger than this (default: compression.max_input_mb, 256).",
+            help="Refuse inputs larger than this many MiB (default: 256, or the "
+            "max_input_mb setting of the compression section).",
         ),
     ] = None,
     model: Annotated[
@@ -202,15 +206,13 @@ def compress_command(
     ] = None,
     base_url: Annotated[
         str | None,
-        typer.Option("--base-url", help="Server of an openai-compatible --model (…/v1)."),
+        typer.Option("--base-url", help="Server of an openai-compatible --model (ending in /v1)."),
     ] = None,
 ) -> None:
     """Compress a transcript: prune old tool output, summarize the middle, keep head and tail.
 
     Exits 3 when the result does not fit the window minus the output reserve.
     """
-    if fmt not in FORMATS:
-        fail(f"unknown --format {fmt!r}; choose one of: {', '.join(FORMATS)}")
     try:
         fits = _compress(
             input,
@@ -218,7 +220,7 @@ def compress_command(
             context_length,
             threshold,
             focus,
-            fmt,
+            fmt.value,
             exact_tokens,
             report_path,
             force,

@@ -17,13 +17,12 @@ from rich.table import Table
 
 from ..eval import DEFAULT_DEPTHS, CaseResult, aggregate, evaluate_transcript
 from ..messages import load_transcript
-from .common import fail, handle_errors
+from .common import TranscriptFormat, fail, handle_errors
 
 __all__ = ["eval_app", "format_ratio"]
 
 eval_app = typer.Typer(help="Measure how well compaction keeps the thread.", no_args_is_help=True)
 _SUFFIXES = (".traj", ".json", ".jsonl")
-_FORMATS = ("auto", "openai", "swe-agent", "mini-swe-agent", "claude-code", "codex")
 
 
 def format_ratio(pair: tuple[int, int] | None) -> str:
@@ -122,17 +121,15 @@ def continuity_command(
     ] = ",".join(f"{d:g}" for d in DEFAULT_DEPTHS),
     as_json: Annotated[bool, typer.Option("--json", help="Print the results as JSON.")] = False,
     fmt: Annotated[
-        str, typer.Option("--format", help="Input format: " + ", ".join(_FORMATS) + ".")
-    ] = "auto",
+        TranscriptFormat, typer.Option("--format", help="Input format.")
+    ] = TranscriptFormat.auto,
 ) -> None:
     """Compact each transcript at each depth and probe what the result still says."""
-    if fmt not in _FORMATS:
-        fail(f"unknown --format {fmt!r}; choose one of: {', '.join(_FORMATS)}")
     chosen = _parse_depths(depths)
     cases: list[CaseResult] = []
     with handle_errors():
         for path in _files(paths):
-            messages = load_transcript(path, format=fmt)
+            messages = load_transcript(path, format=fmt.value)
             name = f"{path.parent.name}/{path.name}"
             cases.extend(evaluate_transcript(name, messages, chosen))
     summary = aggregate(cases)

@@ -3,8 +3,11 @@
 A thin layer over :class:`~palimpsest.storage.sessions.SessionStore`: list conversations,
 show one, follow a compression chain to its tip, import and export transcripts, print the
 database path, and verify (or repair) the file. Session ids may be given as a unique
-prefix. An unknown id prints one line and exits 2. ``sessions search`` is registered onto
-:data:`sessions_app` by :mod:`.sessions_search`.
+prefix; a prefix that starts several ids lists them. An unknown or ambiguous id prints
+one line and exits 2. Importing a transcript stored before (same content) names the
+session that holds it and exits 3 (:data:`ALREADY_IMPORTED_EXIT`) unless ``--again``.
+``sessions search``, ``maintain``, ``delete`` and ``compress`` are registered onto
+:data:`sessions_app` by their own modules.
 """
 
 from __future__ import annotations
@@ -17,18 +20,24 @@ from typing import Annotated, Any
 
 import typer
 from rich.console import Console
+from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
 from ..compaction.redact import redact_value
 from ..config import Settings, load_settings
-from ..errors import SessionNotFoundError
-from ..messages import FORMATS, dump_transcript, render_content
+from ..errors import DuplicateTranscriptError
+from ..messages import dump_transcript, render_content
+from ..storage.session_admin import resolve_prefix
 from ..storage.sessions import SessionStore, default_db_path
+from ..storage.transfer import import_stream
 from ..usage import format_token_pair, format_token_total
-from .common import err_console, handle_errors
+from .common import TranscriptFormat, err_console, handle_errors
 
-__all__ = ["open_store", "resolve_id", "sessions_app"]
+__all__ = ["ALREADY_IMPORTED_EXIT", "open_store", "resolve_id", "sessions_app"]
+
+ALREADY_IMPORTED_EXIT = 3
+"""``sessions import``: the transcript is already stored; nothing new was written."""
 
 sessions_app = typer.Typer(
     help="List, show, import, export and verify stored sessions.", no_args_is_help=True
@@ -46,7 +55,9 @@ RedactOption = Annotated[
         help="Replace API keys, tokens and passwords with [REDACTED] (default: verbatim).",
     ),
 ]
-IdArgument = Annotated[str, typer.Argument(help="Session id (or a unique prefix of one).")]
+IdArgument = Annotated[
+    str, typer.Argument(metavar="ID", help="Session id (or a unique prefix of one).")
+]
 
 
 def db_path(settings: Settings | None = None) -> Path:
@@ -66,11 +77,14 @@ def open_store() -> SessionStore:
 
 
 def resolve_id(store: SessionStore, session_id: str) -> str:
-    """The full id for ``session_id`` or a unique prefix; SessionNotFoundError otherwise."""
-    resolved = store.resolve_session_id(session_id)
-    if resolved is None:
-        raise SessionNotFoundError(session_id)
-    return resolved
+    """The full id for ``session_id`` or a unique prefix of one.
+
+    :class:`~palimpsest.errors.SessionNotFoundError` when nothing matches,
+    :class:`~palimpsest.errors.AmbiguousSessionIdError` (with the candidates) when
+    several ids start with it.
+    """
+    with store.connection_for_reads() as con:
+        return resolve_prefix(con, session_id)
 
 
 def _when(epoch: float | None) -> str:
@@ -102,13 +116,14 @@ def list_command(
     """One row per conversation, newest first (compression chains shown as their tip)."""
     with handle_errors(), open_store() as store:
         found = store.list_sessions(limit, offset, source, include_children=all_)
+        stored = store.session_count() if not found else len(found)
     # Titles, previews, prompts: a listing shows them to whoever looks, so nothing verbatim.
     found = [redact_value(row) for row in found]
     if as_json:
         _json(found)
         return
     if not found:
-        err_console.print("No sessions stored yet.")
+        err_console.print(_nothing_listed(stored, source, offset))
         return
     table = Table()
     table.add_column("id", no_wrap=True)
@@ -133,6 +148,20 @@ def list_command(
             _short(row["last_active"]),
         )
     console.print(table)
+
+
+def _nothing_listed(stored: int, source: str | None, offset: int) -> str:
+    """Why an empty listing is empty: nothing stored, or the filters exclude it all."""
+    if stored == 0:
+        return "No sessions stored yet."
+    filters = [f"--source {source}"] if source is not None else []
+    if offset:
+        filters.append(f"--offset {offset}")
+    named = " and ".join(filters) or "the filters"
+    return (
+        f"No session matches {named} ({stored:,} session{'s' if stored != 1 else ''} stored; "
+        "'palimpsest sessions list' without filters lists them)."
+    )
 
 
 @sessions_app.command("show")
@@ -195,18 +224,49 @@ def tip_command(session_id: IdArgument) -> None:
 
 @sessions_app.command("import")
 def import_command(
-    file: Annotated[Path, typer.Argument(help="Transcript file to store.")],
+    file: Annotated[
+        str, typer.Argument(metavar="FILE", help="Transcript file to store, or - for stdin.")
+    ],
     format: Annotated[
-        str, typer.Option("--format", "-f", help=f"auto, {', '.join(FORMATS)}.")
-    ] = "auto",
+        TranscriptFormat, typer.Option("--format", "-f", help="Transcript format.")
+    ] = TranscriptFormat.auto,
     source: Annotated[str, typer.Option(help="Platform recorded for the session.")] = "import",
-    title: Annotated[str | None, typer.Option(help="Title (default: the file name).")] = None,
+    title: Annotated[
+        str | None, typer.Option(help="Title (default: the file name; none for stdin).")
+    ] = None,
+    again: Annotated[
+        bool,
+        typer.Option("--again", help="Store another copy of a transcript imported before."),
+    ] = False,
+    as_json: JsonOption = False,
 ) -> None:
-    """Store a transcript file as a new, searchable session and print its id."""
+    """Store a transcript as a new, searchable session and print its id.
+
+    The same content imported twice is reported with the session that holds it
+    (exit 3) unless --again.
+    """
     with handle_errors(), open_store() as store:
-        sid = store.import_transcript(file, format=format, source=source, title=title)
+        try:
+            if file == "-":
+                sid = import_stream(
+                    store, sys.stdin, format=format.value, source=source, title=title, again=again
+                )
+            else:
+                sid = store.import_transcript(
+                    Path(file), format=format.value, source=source, title=title, again=again
+                )
+        except DuplicateTranscriptError as exc:
+            if as_json:
+                _json({"id": exc.existing_id, "imported": False, "sha256": exc.digest})
+            else:
+                err_console.print(escape(str(exc)))
+                typer.echo(exc.existing_id)
+            raise typer.Exit(ALREADY_IMPORTED_EXIT) from None
         count = store.message_count(sid)
-    err_console.print(f"imported {count} messages from {file}")
+    if as_json:
+        _json({"id": sid, "imported": True, "messages": count})
+        return
+    err_console.print(f"imported {count} messages from {'<stdin>' if file == '-' else file}")
     typer.echo(sid)
 
 
@@ -273,4 +333,5 @@ def verify_command(
 
 # `sessions search` lives in .sessions_search, which registers itself on sessions_app
 # (imported by cli/app.py so the command exists whenever the CLI is loaded).
-from . import sessions_maintain  # noqa: E402, F401  (registers `sessions maintain`)
+# `delete` and `compress` (.sessions_edit) and `maintain` register themselves the same way.
+from . import sessions_edit, sessions_maintain  # noqa: E402, F401

@@ -24,6 +24,7 @@ from rich.table import Table
 from rich.text import Text
 
 from ..compaction.redact import redact
+from ..messages import VALID_ROLES
 from ..storage.fts_query import SearchPlan, build_search, clean_query, run_search
 from ..storage.schema import fts_support
 from ..storage.search_text import Snippet, hit_snippets
@@ -74,7 +75,12 @@ def search_command(
     query: Annotated[str, typer.Argument(help='Words, "a phrase", AND/OR/NOT, prefix*.')],
     role: Annotated[
         list[str] | None,
-        typer.Option("--role", "-r", help="Only messages with this role (repeat or a,b)."),
+        typer.Option(
+            "--role",
+            "-r",
+            metavar="ROLE",
+            help=f"Only messages with this role: {', '.join(VALID_ROLES)} (repeat, or a,b).",
+        ),
     ] = None,
     source: Annotated[
         str | None, typer.Option(help="Only sessions from this platform (cli, cron, ...).")
@@ -98,7 +104,10 @@ def search_command(
     """Search every stored message (BM25 ranking; CJK text through the trigram index)."""
     if not clean_query(query):
         fail("the query is empty; give some words to search for")
-    roles = [r for item in role or [] for r in item.split(",") if r.strip()]
+    roles = [r.strip() for item in role or [] for r in item.split(",") if r.strip()]
+    unknown = [r for r in roles if r not in VALID_ROLES]
+    if unknown:
+        fail(f"unknown --role {unknown[0]!r}; roles are: {', '.join(VALID_ROLES)}")
     options: dict[str, Any] = {
         "role_filter": roles or None,
         "source": source,

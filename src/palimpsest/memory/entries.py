@@ -21,6 +21,7 @@ __all__ = [
     "BLOCKED_PREFIX",
     "DELIMITER",
     "FILE_NAMES",
+    "MIN_MATCH_CHARS",
     "RULE",
     "TARGETS",
     "MemoryWrite",
@@ -148,12 +149,18 @@ def render_block(target: Target, entries: Sequence[str], shown: Sequence[str], l
     return f"{RULE}\n{header}\n{RULE}\n{body}"
 
 
+MIN_MATCH_CHARS = 4
+"""``old_text`` shorter than this must be a whole entry: one letter picks out whichever
+entry happens to contain it, and the write replaces or removes all of that entry."""
+
+
 def find_entry(entries: Sequence[str], shown: Sequence[str], old_text: str) -> int:
     """Index of the entry ``old_text`` picks out (MEM-22).
 
     Matching is a case-sensitive substring test against the raw entry or its sanitized
     form, so a ``[BLOCKED: ...]`` notice can be removed by quoting it. Several candidates
-    are fine when their texts are identical; the first is used.
+    are fine when their texts are identical; the first is used. A match shorter than
+    :data:`MIN_MATCH_CHARS` is refused unless it is a whole entry.
     """
     candidates = [
         i
@@ -162,6 +169,16 @@ def find_entry(entries: Sequence[str], shown: Sequence[str], old_text: str) -> i
     ]
     if not candidates:
         raise MemoryMatchError(f"No entry matched '{old_text}'.", old_text=old_text)
+    whole = [i for i in candidates if old_text in (entries[i], shown[i] if i < len(shown) else "")]
+    if len(old_text) < MIN_MATCH_CHARS:
+        if whole:
+            return whole[0]
+        raise MemoryMatchError(
+            f"'{old_text}' is too short to pick out an entry ({len(old_text)} chars): quote "
+            f"at least {MIN_MATCH_CHARS} characters of the entry, or all of it.",
+            old_text=old_text,
+            matches=[preview(shown[i] if i < len(shown) else entries[i]) for i in candidates],
+        )
     distinct = dedupe(entries[i] for i in candidates)
     if len(distinct) > 1:
         raise MemoryMatchError(

@@ -294,6 +294,14 @@ class MemoryStore:
             if content in entries:
                 return self._commit(tgt, entries, "Entry already exists (no duplicate added).", [])
             current = len(join_entries(entries))
+            if len(content) > limit:
+                # Consolidating cannot help: the entry alone is over the whole limit.
+                raise self._capacity_error(
+                    tgt,
+                    f"This entry ({len(content):,} chars) is longer than the whole "
+                    f"{limit:,}-char limit. Save a shorter version of it.",
+                    entries,
+                )
             if len(join_entries([*entries, content])) > limit:
                 raise self._capacity_error(
                     tgt,

@@ -21,7 +21,7 @@ from ..errors import (
     MemoryToolError,
     StorageError,
 )
-from .entries import join_entries, usage_text, validate_target
+from .entries import join_entries, preview, usage_text, validate_target
 from .store import MemoryStore, WriteResult
 
 __all__ = [
@@ -230,6 +230,18 @@ class MemoryTool:
         store.load_live(target)
         return self._state(store, target)
 
+    @staticmethod
+    def _change(result: WriteResult) -> list[dict[str, str]]:
+        """What a replace or remove changed, entry by entry, so the model can check it."""
+        changes = []
+        for write in result.writes:
+            if write.action == "replace":
+                old = preview(write.previous_content or "")
+                changes.append({"action": "replace", "old": old, "new": preview(write.content)})
+            elif write.action == "remove":
+                changes.append({"action": "remove", "old": preview(write.content)})
+        return changes
+
     def _success(self, result: WriteResult) -> str:
         if self.profile == "refined":
             return _dump(
@@ -240,6 +252,7 @@ class MemoryTool:
                     "usage": result.usage,
                     "entry_count": len(result.entries),
                     "message": result.message,
+                    **({"changed": changed} if (changed := self._change(result)) else {}),
                     "note": "Saved. This memory update is complete; do not repeat it.",
                 }
             )
@@ -251,5 +264,6 @@ class MemoryTool:
                 "usage": usage_text(result.usage_chars, result.limit),
                 "entry_count": len(result.entries),
                 "message": result.message,
+                **({"changed": changed} if (changed := self._change(result)) else {}),
             }
         )

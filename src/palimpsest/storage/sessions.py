@@ -541,11 +541,12 @@ class SessionStore(TokenAccounting):
         format: str = "auto",
         source: str = "import",
         title: str | None = None,
+        again: bool = False,
     ) -> str:
         """Store a transcript file as a new session; see :func:`.transfer.import_file`."""
         from .transfer import import_file
 
-        return import_file(self, path, format=format, source=source, title=title)
+        return import_file(self, path, format=format, source=source, title=title, again=again)
 
     def verify(self) -> list[str]:
         """Problems found in the file, its indexes and its rows (empty when all is well).

@@ -1,0 +1,91 @@
+"""``palimpsest config show`` and ``config path``, run as subprocesses."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+from cli_run import cli_env, run_cli
+
+
+def _rows(*args: str, **env: str) -> dict[str, dict[str, Any]]:
+    result = run_cli("config", "show", "--json", *args, env=cli_env(**env))
+    assert result.returncode == 0, result.stderr
+    return {row["key"]: row for row in json.loads(result.stdout)}
+
+
+def test_defaults_and_derived_paths_name_their_source(isolated_home: Path) -> None:
+    rows = _rows()
+    assert rows["compression.threshold"] == {
+        "key": "compression.threshold",
+        "value": 0.5,
+        "source": "default",
+        "detail": None,
+    }
+    home = rows["paths.home"]
+    assert home["value"] == str(isolated_home) and home["source"] == "environment"
+    assert home["detail"] == "PALIMPSEST_HOME"
+    assert rows["paths.sessions_db"]["value"] == str(isolated_home / "state.db")
+    assert rows["paths.config_file"]["value"] == str(isolated_home / "config.yaml")
+
+
+def test_file_values_name_the_file(isolated_home: Path) -> None:
+    isolated_home.mkdir(parents=True)
+    config = isolated_home / "config.yaml"
+    config.write_text("compression:\n  threshold: 0.7\nstore:\n  path: /tmp/x.db\n")
+    rows = _rows()
+    assert rows["compression.threshold"]["value"] == 0.7
+    assert (rows["compression.threshold"]["source"], rows["compression.threshold"]["detail"]) == (
+        "file",
+        str(config),
+    )
+    assert rows["compression.target_ratio"]["source"] == "default"
+    db = rows["paths.sessions_db"]
+    assert db["value"] == "/tmp/x.db" and db["source"] == "file"
+    changed = run_cli("config", "show", "--changed", "--json")
+    keys = {row["key"] for row in json.loads(changed.stdout)}
+    assert "compression.threshold" in keys and "compression.target_ratio" not in keys
+
+
+def test_flag_and_environment_choose_the_file(tmp_path: Path) -> None:
+    chosen = tmp_path / "other.yaml"
+    chosen.write_text("model:\n  context_length: 32000\n")
+    rows = _rows("--config", str(chosen))
+    assert rows["paths.config_file"]["source"] == "flag"
+    assert rows["paths.config_file"]["detail"] == "--config"
+    assert rows["model.context_length"]["value"] == 32000
+    rows = _rows(PALIMPSEST_CONFIG=str(chosen))
+    assert rows["paths.config_file"]["detail"] == "PALIMPSEST_CONFIG"
+    assert rows["model.context_length"]["detail"] == str(chosen)
+
+
+def test_table_shows_values_and_sources_whole(isolated_home: Path) -> None:
+    isolated_home.mkdir(parents=True)
+    (isolated_home / "config.yaml").write_text("memory:\n  memory_char_limit: 999\n")
+    result = run_cli("config", "show")
+    assert result.returncode == 0 and "…" not in result.stdout
+    line = next(x for x in result.stdout.splitlines() if x.startswith("memory.memory_char_limit"))
+    assert "999" in line and "file" in line
+
+
+def test_config_path(isolated_home: Path, tmp_path: Path) -> None:
+    result = run_cli("config", "path")
+    assert result.returncode == 0 and result.stdout == f"{isolated_home / 'config.yaml'}\n"
+    assert "no file there yet" in result.stderr
+    other = tmp_path / "c.yaml"
+    result = run_cli("config", "path", "--config", str(other))
+    assert result.stdout == f"{other}\n"
+
+
+def test_bad_yaml_and_bad_key_are_one_line(isolated_home: Path) -> None:
+    isolated_home.mkdir(parents=True)
+    config = isolated_home / "config.yaml"
+    config.write_text("compression:\n  threshold: [0.5\nmodel: x\n")
+    result = run_cli("config", "show")
+    lines = result.stderr.strip().splitlines()
+    assert result.returncode == 2 and len(lines) == 1, result.stderr
+    assert "not valid YAML: line" in lines[0] and str(config) in lines[0]
+    config.write_text("compression:\n  treshold: 0.5\n")
+    result = run_cli("config", "show")
+    assert result.returncode == 2 and "compression.treshold" in result.stderr
