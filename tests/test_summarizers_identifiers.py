@@ -59,6 +59,17 @@ def test_secrets_are_not_names() -> None:
     assert not any("FAKE" in n or "Passw0rd" in n or "T0ken" in n for n in names)
 
 
+def test_a_piece_of_a_long_key_is_judged_with_the_whole_key() -> None:
+    """``sk-ant-...-xRcLilAS_k7M1tgxAA``: the tail after the last hyphen is code-shaped, and
+    60 characters around it no longer show the ``sk-ant-`` start redaction knows."""
+    key = (
+        "sk-ant-api03-" + "iYLEGf3eTuzXf4kQkSK78OKhvPA0adau2nHQOoR5tJL1MmnVBaqjXBq5yac" + "-xRc_Lil"
+    )
+    names = _ranked(f"ANTHROPIC_API_KEY={key} and then `build_index` ran")
+    assert "build_index" in names
+    assert not any(n in key for n in names)
+
+
 def test_only_the_start_of_a_long_text_is_read() -> None:
     assert _ranked("x " * SCAN_CHARS + "late_name") == []
 

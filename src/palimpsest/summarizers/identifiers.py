@@ -26,6 +26,7 @@ __all__ = ["SCAN_CHARS", "IdentifierTally"]
 SCAN_CHARS = 3_000
 """Characters of one text (assistant prose, a command, an edit) scanned for names."""
 _CONTEXT = 60  # characters kept on each side of a name's first use, to check it for secrets
+_WORD_REACH = 512  # how much further the context may widen to keep whole words
 MAX_DISTINCT = 2_000
 """Distinct names tracked; beyond this only names already known are counted."""
 
@@ -153,6 +154,20 @@ def _secret_like(name: str) -> bool:
     return sum(c.isdigit() for c in name) >= 6
 
 
+def _context(text: str, start: int, end: int) -> str:
+    """The text around a name's first use: :data:`_CONTEXT` characters each side, widened to
+    whole whitespace-delimited words (at most :data:`_WORD_REACH` more), so a name cut out
+    of a long key (``sk-ant-...-xRcL...``) is judged with the key's recognisable start."""
+    lo, hi = max(start - _CONTEXT, 0), min(end + _CONTEXT, len(text))
+    before = text[max(lo - _WORD_REACH, 0) : lo]
+    cut = max(before.rfind(" "), before.rfind("\n"), before.rfind("\t"))
+    lo -= len(before) - cut - 1 if cut >= 0 else len(before)
+    after = text[hi : hi + _WORD_REACH]
+    stops = [i for i in (after.find(" "), after.find("\n"), after.find("\t")) if i >= 0]
+    hi += min(stops) if stops else len(after)
+    return text[lo:hi]
+
+
 def _accept(name: str, call: bool, backticked: bool) -> bool:
     if len(name) < 3 or len(name) > 80 or name in _NOISE or _secret_like(name):
         return False
@@ -205,8 +220,7 @@ class IdentifierTally:
                 if len(first) >= MAX_DISTINCT:
                     continue
                 first[found] = len(first)
-                start, end = match.span()
-                self.context[found] = text[max(start - _CONTEXT, 0) : end + _CONTEXT]
+                self.context[found] = _context(text, *match.span())
             counts[found] += 1
 
     def ranked(self, focus_words: list[str] | None = None, limit: int = 100) -> list[str]:
