@@ -21,7 +21,8 @@ def run(*args: str) -> subprocess.CompletedProcess[str]:
 
 
 def _store_with_segments(home: Path) -> Path:
-    with SessionStore() as store:
+    # No upkeep thread: it would merge the segments this test leaves for the command.
+    with SessionStore(background_upkeep=False) as store:
         store.create_session("20260101_090000_aaaaaa")
         for i in range(150):
             store.append_message("20260101_090000_aaaaaa", "user", f"deploy note {i} rollback")

@@ -217,6 +217,7 @@ def test_fts_sql_exact() -> None:
         " FROM messages_fts JOIN messages AS m ON m.id = messages_fts.rowid"
         " JOIN sessions AS s ON s.id = m.session_id"
         " WHERE messages_fts MATCH ? AND messages_fts.rowid >= ?"
+        " AND messages_fts.rank MATCH 'bm25()'"
         " AND m.role IN (?, ?) AND s.source IN (?)"
         " AND (m.active = 1 OR m.compacted = 1)"
         " ORDER BY messages_fts.rank LIMIT ? OFFSET ?"

@@ -13,7 +13,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from palimpsest.storage.fts_query import build_search, run_search
-from palimpsest.storage.retrieval import choose_candidates, prepare_connection
+from palimpsest.storage.retrieval import choose_candidates, prepare_connection, with_limit
 from palimpsest.storage.search import SessionSearch
 from palimpsest.storage.sessions import SessionStore
 
@@ -359,3 +359,24 @@ def test_auto_keeps_an_old_and_row_when_the_widening_is_windowed(tmp_path: Path)
             for plan in (windowed, exhaustive):
                 ids = [int(r["id"]) for r in run_search(con, plan)]
                 assert len(ids) == 5 and old in ids
+
+
+def test_rare_word_candidates_are_filled_up_to_the_limit(tmp_path: Path) -> None:
+    """The rarest word holds one row and the others are too common to rank them all: the
+    rare row comes first and the newest rows holding the other words fill the places left
+    (at 1M messages a question used to return that one row alone)."""
+    with SessionStore(tmp_path / "state.db") as store:
+        store.create_session("s")
+        (old,) = store.append_messages(
+            "s", [{"role": "user", "content": "we fixed the zorblax deploys by rotating keys"}]
+        )
+        store.append_messages(
+            "s", [{"role": "user", "content": f"deploys went fine, step {i}"} for i in range(60)]
+        )
+        plan = build_search("how did we fix the zorblax deploys", match="any", rank_window=10)
+        with store.connection_for_reads() as con:
+            assert choose_candidates(con, plan)[0] != plan.match  # the rare word's rows only
+            rows = run_search(con, with_limit(plan, 8))
+    assert len(rows) == 8
+    assert int(rows[0]["id"]) == old
+    assert len({r["id"] for r in rows}) == 8

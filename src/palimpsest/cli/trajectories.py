@@ -96,7 +96,7 @@ def compress_trajectories_command(
     source: Annotated[str, typer.Argument(help="A .jsonl or .parquet file, a directory of them, or - for stdin.")],
     output: Annotated[str | None, typer.Option("-o", "--output", help="Output file or directory (default: the input name with _compressed); - for stdout.")] = None,
     config_file: Annotated[Path | None, typer.Option("--config", help="YAML config (sections tokenizer, compression, protected_turns, summarization, output, processing, metrics).")] = None,
-    model: Annotated[str | None, typer.Option("--model", help="Summary model '<provider>:<model>' (default: the offline extractive summarizer).")] = None,
+    model: Annotated[str | None, typer.Option("--model", help="Summary model as PROVIDER:MODEL, e.g. openai:gpt-4o-mini (default: the offline extractive summarizer).")] = None,
     tokenizer: Annotated[str | None, typer.Option("--tokenizer", help="A bpe-openai encoding (o200k_base, cl100k_base) or a path to a tokenizer.json.")] = None,
     engine: Annotated[EngineName, typer.Option("--engine", help="local (process pool) or ray (Ray Data).")] = "local",
     workers: Annotated[int | None, typer.Option("--workers", min=1, help="Worker processes of the local engine (1: this process).")] = None,

@@ -39,6 +39,7 @@ from .fts_sanitize import (
 from .query_terms import EXACT_FUNCTION, QueryTerms, parse_terms
 from .retrieval import run_word_plan
 from .search_plan import SEARCH_COLUMNS, MatchMode, Route, SearchPlan
+from .word_rank import RANK_CLAUSE
 
 __all__ = [
     "AUTO_MAX_TERMS",
@@ -276,7 +277,9 @@ def _word_sql(where: list[str], exact: int, snippets: bool) -> str:
     table = "messages_fts"
     select = _SELECT.format(snippet=_fts_snippet(table, snippets), rank=f"{table}.rank")
     checks = [f"{EXACT_FUNCTION}({_INDEXED}, ?)"] * exact
-    conditions = " AND ".join([f"{table} MATCH ?", f"{table}.rowid >= ?", *checks, *where])
+    conditions = " AND ".join(
+        [f"{table} MATCH ?", f"{table}.rowid >= ?", RANK_CLAUSE, *checks, *where]
+    )
     return (
         f"{select} FROM {table} JOIN messages AS m ON m.id = {table}.rowid"
         f" JOIN sessions AS s ON s.id = m.session_id"

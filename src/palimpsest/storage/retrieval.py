@@ -38,6 +38,7 @@ import apsw
 from .query_terms import EXACT_FUNCTION, exact_match
 from .search_plan import SEARCH_COLUMNS, SearchPlan
 from .session_index import session_matches
+from .word_rank import frequencies_to_rank, ranked_sql, register_rank
 
 __all__ = ["SESSION_WEIGHT", "choose_candidates", "prepare_connection", "run_word_plan"]
 
@@ -61,6 +62,7 @@ def prepare_connection(con: apsw.Connection) -> None:
     """
     if con in _PREPARED:
         return
+    register_rank(con)
 
     def exact(*args: Any) -> int:
         return int(exact_match(args[0], args[1]))
@@ -133,7 +135,9 @@ def _execute(
 ) -> list[dict[str, Any]]:
     match, floor = chosen or choose_candidates(con, plan)
     params = (match, floor, *plan.params[2:-2], need, 0)
-    return [dict(zip(SEARCH_COLUMNS, row, strict=True)) for row in con.execute(plan.sql, params)]
+    dfs = None if plan.mode == "typed" else frequencies_to_rank(con, match)
+    sql = ranked_sql(plan.sql, dfs)
+    return [dict(zip(SEARCH_COLUMNS, row, strict=True)) for row in con.execute(sql, params)]
 
 
 def _ranked_rows(con: apsw.Connection, plan: SearchPlan, need: int) -> list[dict[str, Any]]:
@@ -150,18 +154,41 @@ def _ranked_rows(con: apsw.Connection, plan: SearchPlan, need: int) -> list[dict
     if widen is not None and _capped_counts(con, WORD_TABLE, [plan.match], need)[0] < need:
         chosen = choose_candidates(con, widen)
         if chosen[1] == 0:
-            return _execute(con, widen, need, chosen)
-    rows = _execute(con, plan, need)
+            return _candidate_rows(con, widen, need, chosen)
+    rows = _candidate_rows(con, plan, need)
     if widen is not None and len(rows) < need:
         # Fill up only the places left: a windowed ``any`` plan that ranks the rarest
         # word's phrases twice (see QueryTerms.match_candidates) scores its rows higher
         # than the ``all`` plan scores the same words, which must not push out an old row
         # holding every term.
-        seen = {r["id"] for r in rows}
-        fill = [r for r in _execute(con, widen, need) if r["id"] not in seen]
-        fill.sort(key=lambda r: (r["rank"], -int(r["id"])))
-        rows += fill[: need - len(rows)]
+        rows = _filled(rows, _candidate_rows(con, widen, need), need)
     return rows
+
+
+def _candidate_rows(
+    con: apsw.Connection, plan: SearchPlan, need: int, chosen: tuple[str, int] | None = None
+) -> list[dict[str, Any]]:
+    """The plan's ranked rows; when its candidates were only the rows holding the rarest
+    words and those are fewer than ``need``, the places left go to the best of the newest
+    rows matching any word (ranked after them): a question is never answered with one row
+    because its other words are common."""
+    chosen = chosen or choose_candidates(con, plan)
+    rows = _execute(con, plan, need, chosen)
+    if len(rows) < need and chosen[0] != plan.match:
+        floor = _newest_floor(con, WORD_TABLE, plan.match, plan.budget or need)
+        rows = _filled(rows, _execute(con, plan, need, (plan.match, floor)), need)
+    return rows
+
+
+def _filled(
+    rows: list[dict[str, Any]], more: list[dict[str, Any]], need: int
+) -> list[dict[str, Any]]:
+    """``rows`` then the best of ``more`` not already there, up to ``need`` rows."""
+    seen = {r["id"] for r in rows}
+    fill = sorted(
+        (r for r in more if r["id"] not in seen), key=lambda r: (r["rank"], -int(r["id"]))
+    )
+    return rows + fill[: need - len(rows)]
 
 
 def _first_message(
