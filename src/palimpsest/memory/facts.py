@@ -5,7 +5,7 @@ the ``fact_store`` tool and searches them with ``fact_search``; every turn, the 
 message is turned into a keyword query and the best hits come back through ``prefetch``,
 which the manager fences. Each fact keeps when it was saved and in which session.
 
-Safety matches the L1 files: content is threat-scanned (a hit is refused) and redacted
+Safety matches the L1 files: content holding a secret of any kind, or a threat, is refused
 before it is stored, so a secret never lands in the database. The user's text never
 reaches FTS5 syntax: every word is quoted, so no input raises a query error.
 
@@ -24,10 +24,10 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..compaction.redact import redact
 from ..config import home_dir
 from ..errors import MemoryThreatError
 from .providers import MemoryProvider
+from .store import refuse_secret
 from .threats import ScanMode, check_content
 
 __all__ = ["FACT_SEARCH_TOOL", "FACT_STORE_TOOL", "Fact", "FactStoreProvider", "fts_query"]
@@ -228,14 +228,14 @@ class FactStoreProvider(MemoryProvider):
     def add_fact(
         self, content: str, *, session_id: str | None = None, source: str = "tool"
     ) -> Fact:
-        """Store ``content`` (scanned, redacted); an existing identical fact is returned."""
+        """Store ``content`` (scanned; a secret is refused); an identical fact is returned."""
         text = content.strip()
         if not text:
             raise ValueError("fact content cannot be empty")
         if len(text) > MAX_FACT_CHARS:
             raise ValueError(f"a fact holds at most {MAX_FACT_CHARS:,} characters")
+        refuse_secret(text)
         check_content(text, self.threat_scan)
-        text = redact(text)
         sid = self.session_id if session_id is None else session_id
         with self._lock:
             con = self._connect()

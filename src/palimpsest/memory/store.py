@@ -83,6 +83,25 @@ class WriteResult:
         return bool(self.writes)
 
 
+def refuse_secret(content: str) -> None:
+    """Raise :class:`MemoryThreatError` when ``content`` holds a secret of any kind
+    :func:`~palimpsest.compaction.redact.contains_secret` knows.
+
+    Memory is replayed into every later prompt: a secret must never be stored, and storing
+    a redacted stub would silently change what the agent asked to remember. Every memory
+    write path (the L1 files, the fact store) calls this.
+    """
+    if contains_secret(content):
+        raise MemoryThreatError(
+            "Blocked: content contains a secret value (API key, token, password or "
+            "private key). Memory is placed in the system prompt of every later "
+            "session; save where the secret lives (for example the variable name), "
+            "never the value.",
+            category="secret",
+            pattern="secret_value",
+        )
+
+
 class MemoryStore:
     """The two memory files under ``<home>/memories/``.
 
@@ -215,18 +234,8 @@ class MemoryStore:
                 "Content cannot contain a line holding only '§' (the entry separator); "
                 "save separate entries instead."
             )
-        if contains_secret(content):
-            # Memory is replayed into every later prompt: a secret must never be stored,
-            # and storing a redacted stub would silently change what the agent asked for.
-            # Checked before the threat scan so a secret is always named as such.
-            raise MemoryThreatError(
-                "Blocked: content contains a secret value (API key, token, password or "
-                "private key). Memory is placed in the system prompt of every later "
-                "session; save where the secret lives (for example the variable name), "
-                "never the value.",
-                category="secret",
-                pattern="secret_value",
-            )
+        # Checked before the threat scan so a secret is always named as such.
+        refuse_secret(content)
         check_content(content, self.threat_scan)
 
     def _read_for_write(self, target: Target, *, drift_check: bool) -> list[str]:
