@@ -14,7 +14,7 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["fsync_dir", "replace_file"]
+__all__ = ["fsync_dir", "replace_bytes", "replace_file"]
 
 
 def fsync_dir(directory: Path) -> None:
@@ -34,10 +34,17 @@ def replace_file(path: Path, text: str, *, temp_prefix: str, temp_suffix: str = 
     The temporary file is ``<temp_prefix>…<temp_suffix>`` beside ``path``, so a caller that
     sweeps leftovers of killed writers can find its own.
     """
+    replace_bytes(path, text.encode("utf-8"), temp_prefix=temp_prefix, temp_suffix=temp_suffix)
+
+
+def replace_bytes(path: Path, data: bytes, *, temp_prefix: str, temp_suffix: str = ".tmp") -> None:
+    """:func:`replace_file` for bytes: write a temporary file beside ``path``, fsync it,
+    rename it over ``path`` and fsync the directory; on any failure the temporary file goes
+    and ``path`` is as it was."""
     fd, tmp_name = tempfile.mkstemp(dir=path.parent, prefix=temp_prefix, suffix=temp_suffix)
     try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(text)
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
             handle.flush()
             os.fsync(handle.fileno())
         os.replace(tmp_name, path)

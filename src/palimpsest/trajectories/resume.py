@@ -27,15 +27,13 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
 import shutil
-import tempfile
 from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import UserError
-from ..files import fsync_dir, replace_file
+from ..files import replace_bytes, replace_file
 from .metrics import AggregateMetrics
 
 __all__ = ["ChunkRecord", "ResumeError", "WorkDir", "fingerprint", "work_dir_for"]
@@ -128,7 +126,7 @@ class WorkDir:
         """Publish a chunk: its part first, then its record (which marks it done)."""
         directory = self._dir(job)
         directory.mkdir(parents=True, exist_ok=True)
-        _replace_bytes(self.part_path(job, record.index), part)
+        replace_bytes(self.part_path(job, record.index), part, temp_prefix=".part.")
         replace_file(
             directory / f"{record.index:08d}.json",
             json.dumps(asdict(record)) + "\n",
@@ -148,18 +146,3 @@ class WorkDir:
 def _changed_keys(old: dict[str, Any], new: dict[str, Any]) -> list[str]:
     fresh = json.loads(json.dumps(new, default=str))
     return sorted(key for key in set(old) | set(fresh) if old.get(key) != fresh.get(key))
-
-
-def _replace_bytes(path: Path, data: bytes) -> None:
-    fd, name = tempfile.mkstemp(dir=path.parent, prefix=".part.", suffix=".tmp")
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-            handle.flush()
-            os.fsync(handle.fileno())
-        os.replace(name, path)
-        fsync_dir(path.parent)
-    except BaseException:
-        with contextlib.suppress(OSError):
-            os.unlink(name)
-        raise
