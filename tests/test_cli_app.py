@@ -63,3 +63,11 @@ def test_no_color_is_honoured_in_a_terminal(isolated_home: Path) -> None:
         assert COLOUR.search(coloured), coloured
         plain = _terminal_output(args, status, NO_COLOR="1")
         assert not COLOUR.search(plain) and plain.strip(), plain
+
+
+def test_a_usage_error_is_one_short_line_even_with_a_huge_argument() -> None:
+    done = run_cli("memory", "add", "memory", "x" * 5000)
+    assert done.returncode == 2
+    lines = done.stderr.strip().splitlines()
+    assert len(lines) == 1 and len(lines[0]) < 400
+    assert lines[0].startswith("error:") and "--help" in lines[0]

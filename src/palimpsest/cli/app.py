@@ -78,10 +78,15 @@ def click_command() -> Any:
     return style_tree(typer.main.get_command(app))
 
 
+_USAGE_MESSAGE_CHARS = 300
+
+
 def _usage_line(exc: UsageError) -> str:
     """A usage error as one line with the help command to run (Typer boxes it in a panel)."""
     # Typer's enum and value checks prefix their text with pydantic's "Value error, ".
     message = " ".join(exc.format_message().replace("Value error, ", "").split())
+    if len(message) > _USAGE_MESSAGE_CHARS:  # an echoed argument can be a whole file
+        message = message[: _USAGE_MESSAGE_CHARS - 1] + "…"
     ctx = exc.ctx
     hint = f" (see '{ctx.command_path} --help')" if ctx is not None else ""
     return message + hint
