@@ -283,7 +283,8 @@ TEXT_RULES: tuple[Rule, ...] = (
     regex(
         "from_now_on",
         "instruction_override",
-        r"\b(?:from\s+now\s+on|starting\s+now|henceforth|for\s+the\s+rest\s+of\s+(?:this|the)\s+"
+        r"\b(?:from\s+now\s+on|from\s+(?:this|here)\s+(?:point\s+)?(?:on|onwards?|forwards?)|starting\s+now|"
+        r"henceforth|for\s+the\s+rest\s+of\s+(?:this|the)\s+"
         r"(?:conversation|session|chat))[\s,]+(?:you\s+)?(?:are\b|will\s+(?:act|behave|obey|ignore|only|"
         r"pretend|respond\s+(?:only|as|without)|answer\s+(?:only|as|without))|must\s+(?:obey|ignore|"
         r"follow\s+(?:my|only|these)|answer|respond|act)|obey|ignore|disregard|act\s+as|pretend|"
@@ -303,6 +304,14 @@ TEXT_RULES: tuple[Rule, ...] = (
         r"do\s+not\s+(?:need\s+to\s+|have\s+to\s+)?|are\s+not\s+(?:required\s+to\s+|bound\s+by\s+))"
         r"(?:follow|obey|adhere\s+to|comply\s+with|abide\s+by|respect|bound\s+by)?\s*(?:your|any|the|those|these)\s+"
         r"(?:previous\s+|prior\s+|original\s+|system\s+)?(?:instructions|rules|guidelines|policies|restrictions))",
+    ),
+    regex(
+        "pretend_no_rules",
+        "instruction_override",
+        r"\b(?:pretend|assume|imagine|suppose|act\s+as\s+(?:if|though)|behave\s+as\s+(?:if|though))\s+"
+        r"(?:that\s+)?(?:the\s+|your\s+|all\s+|any\s+|these\s+|those\s+)?(?:\w+\s+){0,2}?"
+        r"(?:polic(?:y|ies)|rules|guidelines|restrictions|filters|guardrails|instructions|safeguards|limits)\s+"
+        r"(?:do\s+not|don'?t|does\s+not|doesn'?t|no\s+longer|never)\s+(?:apply|exist|matter|count|bind)",
     ),
     regex(
         "prompt_leak",
@@ -361,7 +370,8 @@ TEXT_RULES: tuple[Rule, ...] = (
     regex(
         "persona_swap",
         "identity_hijack",
-        r"\b(?:act|behave|respond|answer|reply|operate|function)\s+(?:as|like)\s+(?:an?\s+|the\s+|my\s+)?"
+        r"\b(?:act|behave|respond|answer|reply|operate|function)\s+(?:only\s+|always\s+|now\s+|solely\s+)?"
+        r"(?:as|like)\s+(?:an?\s+|the\s+|my\s+)?"
         r"(?:\w+\s+){0,2}?(?:unrestricted|unfiltered|uncensored|jailbroken|unaligned|unbound|evil|rogue|"
         r"malicious|amoral|immoral|unethical|lawless|limitless|dan\b|different\s+(?:ai|assistant|model)|"
         r"ai\s+(?:with(?:out)?|that\s+has\s+no)|(?:an?\s+)?(?:ai|assistant|model|chatbot)\s+(?:without|with\s+no)|"
