@@ -136,5 +136,10 @@ def test_sigkill_never_leaves_partial_or_empty_file(isolated_home: Path) -> None
     assert time.monotonic() - started < 60
     assert len(sizes) > 3, "the writer should have been killed at many different states"
     # The store is still fully usable after 200 crashes (locks died with their holders).
+    # The writers leave it up to a few characters short of its limit, so make room first
+    # (a remove is a write too).
+    victims = [e for e in store.load_live("memory") if e != "anchor"]
+    if victims:
+        store.remove("memory", victims[0])
     store.add("memory", "after the storm")
     assert "after the storm" in path.read_text(encoding="utf-8")
