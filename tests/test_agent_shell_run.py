@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import os
+import signal
+import subprocess
+import sys
 import time
 from pathlib import Path
 
-from palimpsest.agent.shell_run import cap_output, run_command
+from palimpsest.agent.shell_run import SPOOL_PREFIX, cap_output, run_command, sweep_spools
 from palimpsest.outputs.body import LargeOutput
 
 
@@ -81,3 +85,34 @@ def test_secrets_in_the_cut_are_redacted(tmp_path: Path) -> None:
     assert isinstance(out, LargeOutput)
     assert "ghp_abcdefghijklmnop" not in out.shown
     out.discard()
+
+
+def test_a_killed_runs_spool_is_swept_by_the_next_process(tmp_path: Path) -> None:
+    """SIGKILL leaves the spool behind; the next process to run a command in that spool
+    directory removes it, and never a live process's spool."""
+    spools = tmp_path / "spools"
+    spools.mkdir()
+    script = (
+        "import sys\nfrom pathlib import Path\n"
+        "from palimpsest.agent.shell_run import run_command\n"
+        "run_command('echo started; sleep 30', cwd=sys.argv[1], timeout=60,"
+        " output_cap=1000, spool_dir=Path(sys.argv[1]))\n"
+    )
+    child = subprocess.Popen([sys.executable, "-c", script, str(spools)])
+    deadline = time.monotonic() + 30
+    while not list(spools.glob(f"{SPOOL_PREFIX}*")) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    (orphan,) = spools.glob(f"{SPOOL_PREFIX}{child.pid}-*")
+    live = spools / f"{SPOOL_PREFIX}{os.getpid()}-keepme.out"
+    live.write_text("a live process's spool")
+    other = spools / "palimpsest-shell-notes.txt"
+    other.write_text("not a spool")
+    child.send_signal(signal.SIGKILL)
+    child.wait()
+    assert orphan.exists()  # nothing ran to remove it
+    assert "exit code: 0" in str(
+        run_command("true", cwd=tmp_path, timeout=10, output_cap=100, spool_dir=spools)
+    )
+    assert not orphan.exists()
+    assert live.exists() and other.exists()
+    assert sweep_spools(spools) == 0  # once per directory and process

@@ -14,7 +14,7 @@ import os
 import tempfile
 from pathlib import Path
 
-__all__ = ["fsync_dir", "replace_bytes", "replace_file"]
+__all__ = ["fsync_dir", "pid_alive", "replace_bytes", "replace_file"]
 
 
 def fsync_dir(directory: Path) -> None:
@@ -53,3 +53,23 @@ def replace_bytes(path: Path, data: bytes, *, temp_prefix: str, temp_suffix: str
         with contextlib.suppress(OSError):
             os.unlink(tmp_name)
         raise
+
+
+def pid_alive(pid: int) -> bool:
+    """Whether process ``pid`` may still be running (True when it cannot be told).
+
+    Used to sweep temporary files that carry their writer's pid: a file whose writer is
+    gone is an orphan of a killed process. A pid reused by an unrelated process counts as
+    alive, which only delays a sweep.
+    """
+    if pid == os.getpid():
+        return True
+    if os.name != "posix":  # pragma: no cover - no cheap liveness test: assume alive
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # EPERM: it exists, owned by someone else
+        return True
+    return True

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import re
 import select
 import signal
 import subprocess
@@ -23,9 +24,10 @@ from pathlib import Path
 from typing import IO
 
 from ..compaction.redact import redact
+from ..files import pid_alive
 from ..outputs.body import LargeOutput
 
-__all__ = ["cap_output", "run_command"]
+__all__ = ["SPOOL_PREFIX", "cap_output", "run_command", "sweep_spools"]
 
 _DRAIN_SECONDS = 5.0
 """After a kill, how long to wait for the pipe to close (a process that left the group may
@@ -51,8 +53,13 @@ def run_command(
     of it, for the output guard to save.
     """
     env = {**os.environ, "PAGER": "cat", "GIT_PAGER": "cat"}  # never wait on a pager
+    sweep_spools(Path(spool_dir or tempfile.gettempdir()))
     spool = tempfile.NamedTemporaryFile(  # noqa: SIM115 - handed on to the caller or removed
-        mode="w+b", dir=spool_dir, prefix="palimpsest-shell-", suffix=".out", delete=False
+        mode="w+b",
+        dir=spool_dir,
+        prefix=f"{SPOOL_PREFIX}{os.getpid()}-",
+        suffix=SPOOL_SUFFIX,
+        delete=False,
     )
     try:
         process = subprocess.Popen(
@@ -71,6 +78,30 @@ def run_command(
         spool.close()
         Path(spool.name).unlink(missing_ok=True)
         raise
+
+
+SPOOL_PREFIX = "palimpsest-shell-"
+SPOOL_SUFFIX = ".out"
+_SPOOL_NAME = re.compile(rf"{re.escape(SPOOL_PREFIX)}(\d+)-\w+{re.escape(SPOOL_SUFFIX)}")
+_SWEPT: set[Path] = set()
+
+
+def sweep_spools(directory: Path) -> int:
+    """Remove spool files in ``directory`` whose process is gone; once per directory and
+    process. A killed agent (SIGKILL, out of memory) cannot remove its spool, and a spool
+    can be as large as the output it caught. Returns how many were removed."""
+    if directory in _SWEPT:
+        return 0
+    _SWEPT.add(directory)
+    removed = 0
+    with contextlib.suppress(OSError):
+        for path in directory.glob(f"{SPOOL_PREFIX}*{SPOOL_SUFFIX}"):
+            found = _SPOOL_NAME.fullmatch(path.name)
+            if found is not None and not pid_alive(int(found.group(1))):
+                with contextlib.suppress(OSError):
+                    path.unlink()
+                    removed += 1
+    return removed
 
 
 def _copy_until_done(process: subprocess.Popen[bytes], spool: IO[bytes], timeout: float) -> str:

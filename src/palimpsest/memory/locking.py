@@ -31,7 +31,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from ..errors import StorageError
-from ..files import replace_file
+from ..files import pid_alive, replace_file
 
 log = logging.getLogger(__name__)
 
@@ -134,20 +134,6 @@ def _writer(temp: Path) -> tuple[str, int] | None:
     return (match["target"], int(match["pid"])) if match else None
 
 
-def _alive(pid: int) -> bool:
-    if pid == os.getpid():
-        return True
-    if os.name != "posix":  # pragma: no cover - no cheap liveness test: assume alive
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except OSError:  # EPERM: it exists, owned by someone else
-        return True
-    return True
-
-
 def _temp_files(directory: Path) -> list[Path]:
     try:
         return list(directory.glob(f"{TEMP_PREFIX}*{TEMP_SUFFIX}"))
@@ -189,6 +175,6 @@ def sweep_dead(directory: Path) -> int:
     removed = 0
     for temp in _temp_files(directory):
         writer = _writer(temp)
-        if writer is not None and not _alive(writer[1]):
+        if writer is not None and not pid_alive(writer[1]):
             removed += _remove(temp)
     return removed
