@@ -17,7 +17,8 @@ but takes each phrase's document frequency from a bounded walk:
 
 The scoring itself runs in :data:`RANK_FUNCTION`, an FTS5 auxiliary function registered
 on the connection, with the frequencies written into the statement as literals (plan SQL
-names FTS5's ``bm25()`` in :data:`RANK_CLAUSE`, which :func:`ranked_sql` replaces). Queries typed in FTS5 syntax (prefixes,
+names FTS5's ``bm25()`` in :data:`RANK_CLAUSE`, which :func:`ranked_sql` replaces). It is
+used only where it pays (:data:`OWN_RANK_FROM`). Queries typed in FTS5 syntax (prefixes,
 ``NEAR``, operators) keep FTS5's ``bm25()``: their phrases are not ours to count.
 """
 
@@ -33,6 +34,7 @@ import apsw
 
 __all__ = [
     "DF_SAMPLE",
+    "OWN_RANK_FROM",
     "RANK_CLAUSE",
     "RANK_FUNCTION",
     "document_frequencies",
