@@ -11,7 +11,9 @@ the two parameters that depend on it and merges what the steps return:
   always a candidate, however many newer messages hold the common ones. Only when even
   the rarest word (or an ``all``/typed query) matches more than ``budget`` rows are the
   newest ``budget`` of them ranked (``rowid >= floor``). Document counts are capped
-  counts of FTS5 matches (``LIMIT budget + 1``): no scoring, no vocabulary table.
+  counts of FTS5 matches (``LIMIT budget + 1``): no scoring, no vocabulary table. When the
+  rare words' rows are fewer than asked for, the places left go to the best of the newest
+  rows matching any word. The rank function itself is chosen in :mod:`.word_rank`.
 * **auto.** The ``all`` plan runs first; when it returns fewer than ``offset + limit``
   rows the ``any`` plan fills the places left (rows are merged by id and ordered by
   BM25; an ``any`` plan restricted to its rarest words counts them twice, so its rows
