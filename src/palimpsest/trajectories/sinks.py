@@ -25,7 +25,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import fields
 from pathlib import Path
 from types import TracebackType
-from typing import IO, Any
+from typing import IO, Any, Self
 
 from ..files import fsync_dir
 from .metrics import TrajectoryMetrics
@@ -124,6 +124,19 @@ class _AtomicFile:
         with contextlib.suppress(OSError):
             self.temp.unlink()
 
+    def abort(self) -> None:
+        """Close and remove the temporary file; the target is left as it was."""
+        raise NotImplementedError
+
+    def __enter__(self) -> Self:
+        return self
+
+    def __exit__(
+        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        if not self.done:
+            self.abort()
+
 
 class AtomicJsonlWriter(_AtomicFile):
     """Appends rendered chunks to a temporary file; :meth:`commit` publishes it."""
@@ -142,15 +155,6 @@ class AtomicJsonlWriter(_AtomicFile):
     def abort(self) -> None:
         self.handle.close()
         self._discard()
-
-    def __enter__(self) -> AtomicJsonlWriter:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if not self.done:
-            self.abort()
 
 
 class AtomicParquetWriter(_AtomicFile):
@@ -174,12 +178,3 @@ class AtomicParquetWriter(_AtomicFile):
         with contextlib.suppress(Exception):
             self.writer.close()
         self._discard()
-
-    def __enter__(self) -> AtomicParquetWriter:
-        return self
-
-    def __exit__(
-        self, kind: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
-    ) -> None:
-        if not self.done:
-            self.abort()
