@@ -40,7 +40,7 @@ import apsw
 from .query_terms import EXACT_FUNCTION, exact_match
 from .search_plan import SEARCH_COLUMNS, SearchPlan
 from .session_index import session_matches
-from .word_rank import frequencies_to_rank, ranked_sql, register_rank
+from .word_rank import frequencies_to_rank, newest_walks, ranked_sql, register_rank
 
 __all__ = ["SESSION_WEIGHT", "choose_candidates", "prepare_connection", "run_word_plan"]
 
@@ -73,23 +73,9 @@ def prepare_connection(con: apsw.Connection) -> None:
     _PREPARED.add(con)
 
 
-_COUNTS_PER_STATEMENT = 100
-"""Result columns per counting statement (SQLite allows 2,000 by default; a 2,048-character
-query can hold several hundred words)."""
-
-
 def _capped_counts(con: apsw.Connection, table: str, matches: list[str], cap: int) -> list[int]:
-    """How many rows match each FTS5 query in ``matches``, each count stopping at ``cap``:
-    one statement, no scoring."""
-    one = f"(SELECT count(*) FROM (SELECT rowid FROM {table} WHERE {table} MATCH ? LIMIT ?))"
-    counts: list[int] = []
-    for start in range(0, len(matches), _COUNTS_PER_STATEMENT):
-        chunk = matches[start : start + _COUNTS_PER_STATEMENT]
-        sql = "SELECT " + ", ".join([one] * len(chunk))
-        params = [value for match in chunk for value in (match, cap)]
-        found: Any = con.execute(sql, params).fetchall()[0]
-        counts += [int(n) for n in found]
-    return counts
+    """How many rows match each FTS5 query in ``matches``, each count stopping at ``cap``."""
+    return [count for count, _ in newest_walks(con, table, matches, cap)]
 
 
 def _newest_floor(con: apsw.Connection, table: str, match: str, budget: int) -> int:

@@ -40,6 +40,7 @@ __all__ = [
     "document_frequencies",
     "frequencies_to_rank",
     "fts5_idf",
+    "newest_walks",
     "phrases_of",
     "ranked_sql",
     "register_rank",
@@ -68,6 +69,8 @@ B = 0.75
 _PHRASE = re.compile(r'"(?:[^"]|"")*"|[^\s()"]+')
 _OPERATORS = frozenset({"AND", "OR", "NOT"})
 _COUNTS_PER_STATEMENT = 100
+"""Queries per counting statement (SQLite allows 2,000 result columns by default; a
+2,048-character query can hold several hundred words)."""
 
 _REGISTERED: weakref.WeakSet[apsw.Connection] = weakref.WeakSet()
 
@@ -114,10 +117,11 @@ def phrases_of(match: str) -> list[str]:
     return [p for p in _PHRASE.findall(match) if p not in _OPERATORS]
 
 
-def _newest_walks(
+def newest_walks(
     con: apsw.Connection, table: str, phrases: Sequence[str], cap: int
 ) -> list[tuple[int, int]]:
-    """``(count, oldest rowid)`` over the newest ``cap`` matches of each phrase."""
+    """``(count, oldest rowid)`` over the newest ``cap`` matches of each FTS5 query in
+    ``phrases``: a capped count without scoring, several queries to a statement."""
     one = (
         f"(SELECT count(*) || ' ' || COALESCE(min(rowid), 0) FROM (SELECT rowid FROM {table}"
         f" WHERE {table} MATCH ? ORDER BY rowid DESC LIMIT ?))"
@@ -146,7 +150,7 @@ def document_frequencies(
         return []
     sample = DF_SAMPLE if sample is None else sample
     unique = list(dict.fromkeys(phrases))
-    walks = dict(zip(unique, _newest_walks(con, table, unique, sample), strict=True))
+    walks = dict(zip(unique, newest_walks(con, table, unique, sample), strict=True))
     newest: int | None = None
     counts: list[float] = []
     for phrase in phrases:
