@@ -7,7 +7,7 @@ secret: code reading env vars, hashes, UUIDs, git SHAs, base64 images, placehold
 
 Four redactors, each asked to remove the secrets line by line:
 
-- **ours**: :func:`palimpsest.compaction.redact.redact`;
+- **ours**: :func:`palimpsest.safety.redact.redact`;
 - **detect-secrets (all plugins)**: detect-secrets 1.5's ``scan_line`` with every plugin
   (its ad-hoc string API, no baseline file); each reported value is replaced;
 - **detect-secrets (no entropy)**: the same without its two high-entropy-string plugins;
@@ -33,7 +33,7 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from palimpsest.compaction.redact import REDACTED, redact
+from palimpsest.safety.redact import REDACTED, redact
 
 CORPUS = Path(__file__).resolve().parents[1] / "tests" / "data" / "secrets"
 WINDOW = 8

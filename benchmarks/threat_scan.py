@@ -24,7 +24,7 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import _threats_baseline as baseline  # noqa: E402
-from palimpsest.memory.threats import scan_threats  # noqa: E402
+from palimpsest.safety.threats import scan_threats  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "threats"
 Scanner = Callable[[str], bool]

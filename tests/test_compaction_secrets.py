@@ -17,7 +17,7 @@ from compaction_helpers import StubSummarizer, asst, sys_, user
 from palimpsest.compaction.compressor import ContextCompressor
 from palimpsest.messages import call_arguments, content_text, tool_calls_of
 from palimpsest.summarizers import SummaryRequest
-from test_compaction_redact import PLANTED
+from test_safety_redact import PLANTED
 
 
 def planted_transcript() -> list[dict[str, Any]]:

@@ -23,7 +23,7 @@ import pytest
 from palimpsest.errors import MemoryThreatError
 from palimpsest.memory.store import MemoryStore
 from palimpsest.memory.tool import MemoryTool
-from test_compaction_redact import BENIGN_CORPUS, CORPUS
+from test_safety_redact import BENIGN_CORPUS, CORPUS
 
 CONTEXTS = [(row["kind"], row["secret"], c) for row in CORPUS for c in row["contexts"]]
 

@@ -10,7 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from palimpsest.compaction.redact import REDACTED
+from palimpsest.safety.redact import REDACTED
 from palimpsest.storage.search_text import (
     EARLIER_MARKER,
     LATER_MARKER,

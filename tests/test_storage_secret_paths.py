@@ -1,6 +1,6 @@
 """No planted secret reaches any output path that is not the user's own raw data (issue 11, item 4).
 
-45 kinds of secret that :func:`palimpsest.compaction.redact.redact` recognises are stored in
+45 kinds of secret that :func:`palimpsest.safety.redact.redact` recognises are stored in
 real sessions (the 35 of issue 11 and the ten issue 12 found missed, with realistic values
 from tests/data/secrets/): in the first user message (so the 60-character list preview cuts through
 the key), in assistant text, in tool-call arguments and in a long tool result (so the
@@ -35,11 +35,11 @@ from typer.testing import CliRunner
 
 from palimpsest.cli import sessions_search  # noqa: F401  (registers `search`)
 from palimpsest.cli.sessions import console, sessions_app
-from palimpsest.compaction.redact import REDACTED, redact
 from palimpsest.providers import ScriptedChatModel
+from palimpsest.safety.redact import REDACTED, redact
 from palimpsest.storage.search import SessionSearch
 from palimpsest.storage.sessions import SessionStore
-from test_compaction_redact import PLANTED
+from test_safety_redact import PLANTED
 
 ISSUE_12_KINDS = (
     "stripe-webhook",

@@ -13,7 +13,6 @@ from .compaction import (
     available_engines,
     is_compaction_summary_message,
     load_engine,
-    redact,
     summarize_manual_compression,
     with_summary_prefix,
 )
@@ -51,6 +50,7 @@ from .memory import MemoryManager, MemoryProvider, MemoryStore
 from .messages import dump_transcript, load_transcript, transcript_problems, validate_transcript
 from .pricing import estimate_usage_cost
 from .providers import ChatModel, Completion, ScriptedChatModel, connect
+from .safety.redact import redact
 from .storage import SessionSearch, SessionStore
 from .summarizers import ExtractiveSummarizer, LLMSummarizer, Summarizer, SummaryRequest
 from .tokens import (

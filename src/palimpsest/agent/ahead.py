@@ -22,7 +22,7 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from ..compaction.compressor import ContextCompressor
-from ..compaction.redact import redact
+from ..safety.redact import redact
 from .driver import drain
 from .speculative import SpeculativeCompactor
 

@@ -33,9 +33,9 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from ..compaction.engine import ContextEngine
-from ..compaction.redact import redact
 from ..errors import PalimpsestError
 from ..messages import content_text, role_of
+from ..safety.redact import redact
 from ..storage.sessions import new_session_id
 from ..tokens import estimate_messages_tokens_rough
 from .ahead import take

@@ -24,11 +24,11 @@ from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..compaction.redact import redact
 from ..memory.manager import MemoryManager
 from ..memory.tool import MEMORY_TOOL_NAME, MEMORY_TOOL_SCHEMA
 from ..messages import call_arguments, call_name, role_of
 from ..providers.base import Completion
+from ..safety.redact import redact
 from .driver import Flow, ModelCall
 from .flush_fit import fit_flush_request
 

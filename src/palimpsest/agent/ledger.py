@@ -23,8 +23,8 @@ from dataclasses import asdict, dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..compaction.redact import redact
 from ..messages.markers import LEDGER_HEADER
+from ..safety.redact import redact
 from ..summarizers.actions import Action, classify_call, clip, is_shell_tool
 from ..summarizers.outcomes import apply_result
 from ..summarizers.paths import display_path, resolve_path

@@ -26,9 +26,9 @@ from typing import Any, overload
 
 import jsonschema
 
-from ..compaction.redact import redact
 from ..outputs.body import LargeOutput
 from ..outputs.rerun import NOT_REPEATABLE, Rerun, repeatable_call
+from ..safety.redact import redact
 from .schema import accepts_context, schema_from_function, split_docstring
 from .tools import DEFAULT_TOOL_TIMEOUT, RerunPolicy, Tool, ToolContext, ToolOutcome
 

@@ -23,9 +23,9 @@ import threading
 from pathlib import Path
 from typing import IO
 
-from ..compaction.redact import redact
 from ..files import pid_alive
 from ..outputs.body import LargeOutput
+from ..safety.redact import redact
 
 __all__ = ["SPOOL_PREFIX", "cap_output", "run_command", "sweep_spools"]
 

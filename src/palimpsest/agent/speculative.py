@@ -53,10 +53,10 @@ from itertools import islice
 from typing import Any, Final, Literal
 
 from ..compaction.compressor import ContextCompressor
-from ..compaction.redact import redact
 from ..compaction.stats import CompressionStats
 from ..errors import SummaryError
 from ..messages import call_id, tool_calls_of
+from ..safety.redact import redact
 from ..tokens import ExactCounter
 
 __all__ = ["SPECULATIVE_MARK", "SpeculativeCompactor"]
@@ -131,7 +131,7 @@ class SpeculativeCompactor:
     @property
     def error(self) -> BaseException | None:
         """Why the candidate failed (``None`` unless ``"failed"``); its text is whatever the
-        summarizer or the hook raised: :func:`~palimpsest.compaction.redact.redact` it."""
+        summarizer or the hook raised: :func:`~palimpsest.safety.redact.redact` it."""
         with self._lock:
             job = self._job
             return job.error if job is not None and job.state == "failed" else None

@@ -23,10 +23,10 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
-from ..compaction.redact import redact
 from ..errors import ContextOverflowError, OutputLimitError, ProviderError
 from ..messages import call_id, tool_calls_of
 from ..providers.base import Completion
+from ..safety.redact import redact
 from .ahead import observe
 from .compaction_step import CompactionOutcome, compress_context
 from .driver import Flow, ModelCall, Offload

@@ -28,12 +28,12 @@ from rich.console import Console
 from rich.markup import escape
 
 from ..agent.replay_model import REPLAY_PREFIX, ReplayChatModel, build_script
-from ..compaction.redact import redact
 from ..config import Settings, load_settings
 from ..errors import PalimpsestError
 from ..messages import load_transcript, validate_transcript
 from ..providers.base import ChatModel
 from ..providers.connect import connect
+from ..safety.redact import redact
 from ..storage.sessions import SessionStore
 from .common import fail, handle_errors
 from .render import EventRenderer, short_id, status_line

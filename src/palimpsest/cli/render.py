@@ -3,7 +3,7 @@
 The loop yields typed events (:mod:`palimpsest.agent.events`) and never prints; this module
 turns them into short lines. The line builders are pure functions of an event (tested on
 their own); :class:`EventRenderer` only decides where each line goes. Everything shown
-passes through :func:`~palimpsest.compaction.redact.redact` first, so a key a tool printed
+passes through :func:`~palimpsest.safety.redact.redact` first, so a key a tool printed
 does not end up on the screen or in a captured log.
 """
 
@@ -26,7 +26,7 @@ from ..agent.events import (
     UsageEvent,
     WarningEvent,
 )
-from ..compaction.redact import redact
+from ..safety.redact import redact
 
 __all__ = [
     "ARG_WIDTH",

@@ -33,9 +33,9 @@ from ..agent.replay_model import (
     build_script,
     replay_tools,
 )
-from ..compaction.redact import redact
 from ..config import load_settings
 from ..messages import load_transcript, validate_transcript
+from ..safety.redact import redact
 from ..storage.sessions import SessionStore
 from .common import fail, handle_errors
 from .render import status_figure

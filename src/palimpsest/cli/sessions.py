@@ -24,10 +24,10 @@ from rich.markup import escape
 from rich.table import Table
 from rich.text import Text
 
-from ..compaction.redact import redact_value
 from ..config import Settings, load_settings
 from ..errors import DuplicateTranscriptError
 from ..messages import dump_transcript, render_content
+from ..safety.redact import redact_value
 from ..storage.session_admin import resolve_prefix
 from ..storage.sessions import SessionStore, default_db_path
 from ..storage.transfer import import_stream

@@ -23,8 +23,8 @@ import typer
 from rich.table import Table
 from rich.text import Text
 
-from ..compaction.redact import redact
 from ..messages import VALID_ROLES
+from ..safety.redact import redact
 from ..storage.fts_query import SearchPlan, build_search, clean_query, run_search
 from ..storage.schema import fts_support
 from ..storage.search_text import Snippet, hit_snippets

@@ -10,12 +10,10 @@ from .markers import (
     with_summary_prefix,
 )
 from .prune import PruneResult, prune_tool_results
-from .redact import REDACTED, redact, redact_value
 from .stats import CompressionStats
 
 __all__ = [
     "LEGACY_SUMMARY_PREFIX",
-    "REDACTED",
     "SUMMARY_PREFIX",
     "CompressionStats",
     "ContextCompressor",
@@ -25,8 +23,6 @@ __all__ = [
     "is_compaction_summary_message",
     "load_engine",
     "prune_tool_results",
-    "redact",
-    "redact_value",
     "summarize_manual_compression",
     "with_summary_prefix",
 ]

@@ -7,7 +7,7 @@ static marker saying how many messages were removed.
 
 from __future__ import annotations
 
-from .redact import redact
+from ..safety.redact import redact
 
 __all__ = ["rule_based_fallback", "static_fallback"]
 

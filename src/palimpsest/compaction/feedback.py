@@ -12,7 +12,7 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-from .redact import redact
+from ..safety.redact import redact
 
 __all__ = ["summarize_manual_compression"]
 

@@ -11,7 +11,7 @@ from __future__ import annotations
 import json
 import re
 
-from .redact import redact
+from ..safety.redact import redact
 from .summary import clip_middle
 
 __all__ = ["memory_context_block"]

@@ -14,9 +14,9 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..messages.content import call_arguments, call_name, render_content, role_of, tool_calls_of
+from ..safety.redact import redact
 from ..tokens import estimate_messages_tokens_rough
 from .markers import strip_summary_prefix
-from .redact import redact
 
 __all__ = [
     "CLASSIC_SECTIONS",

@@ -14,13 +14,13 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+from ..safety.redact import redact
 from ..summarizers.base import Summarizer, SummaryRequest, SupportsCooldown
 from ..tokens import MessageSizer
 from .fallback import rule_based_fallback, static_fallback
 from .markers import is_real_user_message
 from .memory_context import memory_context_block
 from .middle import SpanReadings
-from .redact import redact
 from .summary import (
     budget_cap_tokens,
     clean_summary_reply,
@@ -182,7 +182,7 @@ def needs_check(summarizer: Summarizer) -> bool:
 
 
 def extractive_summarizer() -> Summarizer:
-    """The offline default summarizer; imported here because it imports compaction.redact."""
+    """The offline default summarizer; imported here because it imports the compaction package."""
     from ..summarizers.extractive import ExtractiveSummarizer
 
     return ExtractiveSummarizer()

@@ -1,5 +1,6 @@
 """MEMORY.md / USER.md, threat scanning, memory providers and their manager."""
 
+from ..safety.threats import ThreatHit, check_content, scan_threats
 from .entries import DELIMITER, MemoryWrite, Target
 from .facts import FactStoreProvider, fts_query
 from .fences import (
@@ -13,7 +14,6 @@ from .manager import MemoryManager
 from .providers import BuiltinMemoryProvider, MemoryProvider
 from .registry import ENTRY_POINT_GROUP, available_providers, load_provider
 from .store import DEFAULT_MEMORY_CHAR_LIMIT, DEFAULT_USER_CHAR_LIMIT, MemoryStore, WriteResult
-from .threats import ThreatHit, check_content, scan_threats
 from .tool import MEMORY_TOOL_NAME, MEMORY_TOOL_SCHEMA, MemoryTool
 
 __all__ = [

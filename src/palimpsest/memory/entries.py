@@ -13,9 +13,9 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from typing import Literal
 
-from ..compaction.redact import redact
 from ..errors import MemoryMatchError, MemoryToolError
-from .threats import MAX_SCAN_CHARS, ScanMode, find_threats
+from ..safety.redact import redact
+from ..safety.threats import MAX_SCAN_CHARS, ScanMode, find_threats
 
 __all__ = [
     "BLOCKED_PREFIX",

@@ -26,9 +26,9 @@ from typing import Any
 
 from ..config import home_dir
 from ..errors import MemoryThreatError
+from ..safety.threats import ScanMode, check_content
 from .providers import MemoryProvider
 from .store import refuse_secret
-from .threats import ScanMode, check_content
 
 __all__ = ["FACT_SEARCH_TOOL", "FACT_STORE_TOOL", "Fact", "FactStoreProvider", "fts_query"]
 

@@ -31,9 +31,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
 from ..compaction.markers import is_compaction_summary_message
-from ..compaction.redact import redact
 from ..config import home_dir, load_settings
 from ..messages import content_text, role_of
+from ..safety.redact import redact
 from .fences import (
     StreamingContextScrubber,
     build_memory_context_block,

@@ -22,9 +22,10 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..compaction.redact import contains_secret
 from ..config import home_dir
 from ..errors import MemoryCapacityError, MemoryMatchError, MemoryThreatError, MemoryToolError
+from ..safety.redact import contains_secret
+from ..safety.threats import ScanMode, check_content
 from .batch import apply_operations
 from .entries import (
     DELIMITER,
@@ -42,7 +43,6 @@ from .entries import (
     validate_target,
 )
 from .locking import TEMP_PREFIX, TEMP_SUFFIX, atomic_write, file_lock, sweep_dead, sweep_locked
-from .threats import ScanMode, check_content
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -85,7 +85,7 @@ class WriteResult:
 
 def refuse_secret(content: str) -> None:
     """Raise :class:`MemoryThreatError` when ``content`` holds a secret of any kind
-    :func:`~palimpsest.compaction.redact.contains_secret` knows.
+    :func:`~palimpsest.safety.redact.contains_secret` knows.
 
     Memory is replayed into every later prompt: a secret must never be stored, and storing
     a redacted stub would silently change what the agent asked to remember. Every memory

@@ -23,8 +23,8 @@ from collections.abc import Callable, Mapping
 from dataclasses import asdict, dataclass
 from typing import Any
 
-from ..compaction.redact import redact
 from ..errors import StorageError
+from ..safety.redact import redact
 from .body import LargeOutput
 from .budget import DEFAULT_BUDGET, BudgetConfig, threshold_for
 from .ingest import TEXT_KIND

@@ -13,7 +13,7 @@ What it decides:
   ``errors="surrogateescape"`` and encoded back the same way, so an undecodable byte comes
   out exactly as it went in; if any occurred the kind is ``"text (not valid UTF-8)"``.
 * **Redaction never splits a line.** With ``redact=True`` each piece handed to
-  :func:`~palimpsest.compaction.redact.redact` ends at a newline, so a secret on one line
+  :func:`~palimpsest.safety.redact.redact` ends at a newline, so a secret on one line
   is seen whole. A single line longer than the chunk size has to be cut: at its last space
   or tab inside the chunk when there is one, otherwise at the chunk size; a secret that
   straddles such a cut may escape redaction (with the default 1 MiB chunk, only in a line
@@ -29,7 +29,7 @@ import codecs
 import re
 from pathlib import Path
 
-from ..compaction.redact import redact as redact_text
+from ..safety.redact import redact as redact_text
 
 __all__ = [
     "BINARY_KIND",

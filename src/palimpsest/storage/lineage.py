@@ -19,8 +19,8 @@ from typing import Any
 
 import apsw
 
-from ..compaction.redact import redact
 from ..messages import content_text
+from ..safety.redact import redact
 from .db import rows
 
 __all__ = [

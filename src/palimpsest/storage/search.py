@@ -8,7 +8,7 @@ window *with respect to the query* (spec SS-44..SS-67). The model sees at most
 ``concurrency`` windows at a time and all summaries share one deadline; a session whose
 summary fails or is late still comes back, as its raw match-centred preview. Every string
 returned (and every window sent to the model) passes through
-:func:`palimpsest.compaction.redact.redact`. Results are JSON strings, as a tool returns.
+:func:`palimpsest.safety.redact.redact`. Results are JSON strings, as a tool returns.
 """
 
 from __future__ import annotations
@@ -21,9 +21,9 @@ from concurrent.futures import ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
-from ..compaction.redact import redact
 from ..config import Settings, load_settings
 from ..providers.base import ChatModel
+from ..safety.redact import redact
 from .fts_query import build_search, clean_query, run_search
 from .ranking import rank_sessions
 from .search_plan import MatchMode

@@ -4,7 +4,7 @@ Two readers see stored messages through this module. The ``session_search`` tool
 recall summarizer a window of at most ``max_chars`` of a past conversation, placed where
 the query's words cluster (spec SS-60, SS-61), and returns part of it as a preview; the
 ``palimpsest sessions search`` command shows one snippet per message hit, with the matches
-marked. Both pass through :func:`palimpsest.compaction.redact.redact` *before* anything is
+marked. Both pass through :func:`palimpsest.safety.redact.redact` *before* anything is
 cut or marked: a cut through the middle of a key leaves a fragment no pattern recognises,
 and a ``>>>match<<<`` marker inside ``password=...`` breaks the pattern that would have
 caught it. Highlighting therefore runs on redacted text, and a match inside a secret is
@@ -29,8 +29,8 @@ from typing import Any
 
 import apsw
 
-from ..compaction.redact import REDACTED, redact
 from ..messages import call_arguments, call_name, content_text, tool_calls_of
+from ..safety.redact import REDACTED, redact
 from .fts_query import is_cjk
 from .fts_sanitize import OPERATORS, clean_query, query_terms
 

@@ -16,7 +16,7 @@ Guarantees:
 * On an update (``previous_summary`` set) nothing still relevant is lost: actions keep
   their numbers and new ones continue after them; files, constraints, decisions and
   answered questions carry over; task, state and pending asks are refreshed.
-* The final body is redacted (:func:`palimpsest.compaction.redact.redact`).
+* The final body is redacted (:func:`palimpsest.safety.redact.redact`).
 """
 
 from __future__ import annotations
@@ -25,7 +25,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass, field, replace
 
-from ..compaction.redact import redact
+from ..safety.redact import redact
 from ..tokens import estimate_tokens_rough
 from .actions import Action, clip
 from .base import SummaryRequest

@@ -19,7 +19,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from ..compaction.redact import redact
+from ..safety.redact import redact
 
 __all__ = ["SCAN_CHARS", "IdentifierTally"]
 

@@ -33,7 +33,6 @@ from dataclasses import dataclass
 from typing import Any, Final
 
 from ..compaction.markers import strip_summary_prefix
-from ..compaction.redact import redact
 from ..compaction.summary import REASONING_TAGS
 from ..errors import (
     AuthError,
@@ -44,6 +43,7 @@ from ..errors import (
 )
 from ..messages import content_text
 from ..providers.base import ChatModel, Completion
+from ..safety.redact import redact
 from ..usage import CanonicalUsage
 from .base import SummaryRequest
 from .window import fit_call

@@ -22,7 +22,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final
 
-from ..compaction.redact import redact
+from ..safety.redact import redact
 from .algorithm import FALLBACK_SUMMARY, Plan, assemble, normalize_summary, plan, render_region
 from .config import CompressionConfig
 from .counting import TextCounter, count_tokens, make_counter

@@ -1,6 +1,6 @@
 """The catalogue of credentials recognisable by their own shape (vendor tokens).
 
-:mod:`palimpsest.compaction.redact` applies these; they live apart so the catalogue can grow
+:mod:`palimpsest.safety.redact` applies these; they live apart so the catalogue can grow
 without crowding the redaction machinery. Each entry names the literal every match starts
 with (the *anchors*, found with ``str.find`` before the regex runs), the pattern, and the
 vendor's documented format. Patterns obey the module's linear-time rule: they begin with a

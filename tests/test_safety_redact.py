@@ -12,7 +12,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from palimpsest.compaction.redact import (
+from palimpsest.safety.redact import (
     REDACTED,
     contains_secret,
     is_secret_key,
@@ -312,7 +312,7 @@ def test_linear_time_on_large_inputs() -> None:
 @given(st.lists(st.one_of(_FRAGMENTS, st.text(max_size=20)), max_size=10))
 def test_anchored_matching_equals_a_full_regex_scan(parts: list[str]) -> None:
     """Guards the speed-up: anchors must cover every place a pattern can start."""
-    from palimpsest.compaction.redact import _PASSES
+    from palimpsest.safety.redact import _PASSES
 
     text = "".join(parts)
     for step in _PASSES:

@@ -1,6 +1,6 @@
 """Secrets told by their name: ``password=...``, ``MAIL_KEY=...``, "my gmail password is ...".
 
-:mod:`palimpsest.compaction.redact` applies these patterns; this module decides *which
+:mod:`palimpsest.safety.redact` applies these patterns; this module decides *which
 values next to a name* are secrets. Names come in two strengths:
 
 * **Strong names** (``password``, ``token``, ``secret``, ``api_key``, ``AccountKey`` ...

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from palimpsest.errors import MemoryThreatError
 from palimpsest.memory.store import MemoryStore
-from palimpsest.memory.threats import (
+from palimpsest.safety.threats import (
     CATEGORIES,
     CATEGORY_ORDER,
     MAX_SCAN_CHARS,
