@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import asyncio
 import threading
+import time
 from typing import Any
 
 from palimpsest.agent.driver import Flow, ModelCall, Offload, drive_async, drive_sync
@@ -46,3 +47,45 @@ def test_keyboard_interrupt_is_thrown_into_the_flow():
 
     events = list(drive_sync(ScriptedChatModel([]), interrupted()))
     assert events == [TurnEnd(completed=False, interrupted=True)]
+
+
+class _EndlessStream:
+    """A streaming model that would talk for a minute: a piece of text every 20 ms."""
+
+    supports_on_text = True
+
+    def __init__(self) -> None:
+        self.pieces = 0
+        self.ended = threading.Event()
+
+    def complete(self, messages: Any, tools: Any = None, max_tokens: Any = None, **options: Any):
+        on_text = options["on_text"]
+        try:
+            for _ in range(3_000):
+                on_text("word ")
+                self.pieces += 1
+                time.sleep(0.02)
+        finally:
+            self.ended.set()
+        raise AssertionError("the stream was never abandoned")
+
+
+def test_a_stop_request_ends_a_streamed_reply_at_once():
+    """One Ctrl-C in chat used to let a streamed reply run on for ~25 s (issue 23)."""
+    model = _EndlessStream()
+    asked = threading.Event()
+    threading.Timer(0.3, asked.set).start()
+
+    def streaming() -> Flow:
+        try:
+            yield ModelCall([], None, None, stream=True, stop=asked.is_set)
+        except KeyboardInterrupt:
+            yield TurnEnd(completed=False, interrupted=True)
+
+    started = time.monotonic()
+    events = list(drive_sync(model, streaming()))  # type: ignore[arg-type]
+    assert time.monotonic() - started < 1.0
+    assert events[-1] == TurnEnd(completed=False, interrupted=True)
+    assert any(isinstance(e, TextDelta) for e in events)
+    assert model.ended.wait(1.0)  # the provider's loop was told to stop, not left talking
+    assert model.pieces < 100

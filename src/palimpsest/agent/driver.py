@@ -45,6 +45,13 @@ class ModelCall:
     """Ask for the reply's text as it arrives (sync driver, models with ``on_text``)."""
     streamed: bool = False
     """Set by the driver when text was yielded as :class:`TextDelta` events already."""
+    stop: Callable[[], bool] | None = None
+    """Polled while a streamed reply arrives; once it answers true the stream is closed and
+    ``KeyboardInterrupt`` is thrown into the flow (one Ctrl-C ends a reply, not a turn later)."""
+
+
+class _StreamAbandoned(Exception):
+    """Raised inside the provider's text callback to close a stream nobody reads any more."""
 
 
 @dataclass
@@ -82,36 +89,46 @@ def _stream_sync(model: ChatModel, step: ModelCall) -> Generator[AgentEvent, Non
     """The call on a worker thread, its text yielded as it arrives; returns the reply.
 
     The caller's thread keeps waiting on a queue in short slices, so Ctrl-C reaches it at
-    once; the abandoned call then finishes (or fails) on its daemon thread unread.
+    once, and ``step.stop`` is polled as often. An abandoned call is told to end: the next
+    piece of text it delivers raises inside the provider's own loop, which closes the stream
+    (the SDKs close the response when their iteration ends); it fails on its daemon thread
+    unread.
     """
     pieces: queue.Queue[tuple[str, Any]] = queue.Queue()
+    abandoned = threading.Event()
+
+    def deliver(text: str) -> None:
+        if abandoned.is_set():
+            raise _StreamAbandoned
+        pieces.put(("text", text))
 
     def work() -> None:
         try:
             reply = model.complete(
-                step.messages,
-                step.tools,
-                step.max_tokens,
-                **step.options,
-                on_text=lambda text: pieces.put(("text", text)),
+                step.messages, step.tools, step.max_tokens, **step.options, on_text=deliver
             )
             pieces.put(("done", reply))
         except BaseException as exc:  # handed to the flow, which decides
             pieces.put(("error", exc))
 
     threading.Thread(target=work, name="palimpsest-model-stream", daemon=True).start()
-    while True:
-        try:
-            kind, item = pieces.get(timeout=0.2)
-        except queue.Empty:
-            continue
-        if kind == "text":
-            step.streamed = True
-            yield TextDelta(item)
-        elif kind == "done":
-            return item
-        else:
-            raise item
+    try:
+        while True:
+            if step.stop is not None and step.stop():
+                raise KeyboardInterrupt
+            try:
+                kind, item = pieces.get(timeout=0.1)
+            except queue.Empty:
+                continue
+            if kind == "text":
+                step.streamed = True
+                yield TextDelta(item)
+            elif kind == "done":
+                return item
+            else:
+                raise item
+    finally:
+        abandoned.set()
 
 
 def drive_sync(model: ChatModel, flow: Flow) -> Iterator[AgentEvent]:

@@ -92,7 +92,13 @@ def _turn(agent: Agent, user_message: str) -> Flow:
         request = agent.build_request(fence)
         estimate = agent.estimate_request()
         try:
-            call = ModelCall(request, agent.tools.schemas(), max_tokens, stream=agent.stream)
+            call = ModelCall(
+                request,
+                agent.tools.schemas(),
+                max_tokens,
+                stream=agent.stream,
+                stop=agent.is_interrupted,
+            )
             completion: Completion = yield call
         except OutputLimitError as exc:
             smaller = smaller_max_tokens(exc, max_tokens)

@@ -270,9 +270,14 @@ class SdkChatModel:
             reply = send()
             if call.stream:
                 items = []
-                for item in reply:
-                    items.append(item)
-                    self._emit(on_text, item)
+                try:
+                    for item in reply:
+                        items.append(item)
+                        self._emit(on_text, item)
+                finally:  # a callback that raises (the reader gave up) closes the connection
+                    close = getattr(reply, "close", None)
+                    if callable(close):
+                        close()
                 reply = items
         return self._finish(call, reply)
 
