@@ -8,6 +8,7 @@ a missing SDK, key or base URL is a user error whose message names the fix.
 prefix                 backend                                     key
 =====================  ==========================================  ====================
 ``openai``             OpenAI Chat Completions                     ``OPENAI_API_KEY``
+``openai-responses``   OpenAI Responses API                        ``OPENAI_API_KEY``
 ``openrouter``         OpenAI-compatible at openrouter.ai          ``OPENROUTER_API_KEY``
 ``openai-compatible``  any compatible server, ``base_url=`` needed optional
 ``anthropic``          Anthropic Messages API                      ``ANTHROPIC_API_KEY``
@@ -26,10 +27,18 @@ from .base import ChatModel
 
 __all__ = ["KEY_ENV", "OPENROUTER_BASE_URL", "PREFIXES", "connect", "parse_model_spec"]
 
-PREFIXES = ("anthropic", "llamacpp", "openai", "openai-compatible", "openrouter")
+PREFIXES = (
+    "anthropic",
+    "llamacpp",
+    "openai",
+    "openai-compatible",
+    "openai-responses",
+    "openrouter",
+)
 OPENROUTER_BASE_URL = "https://openrouter.ai/api/v1"
 KEY_ENV = {
     "openai": "OPENAI_API_KEY",
+    "openai-responses": "OPENAI_API_KEY",
     "openrouter": "OPENROUTER_API_KEY",
     "anthropic": "ANTHROPIC_API_KEY",
 }
@@ -37,6 +46,7 @@ _SDK = {
     "openai": "openai",
     "openrouter": "openai",
     "openai-compatible": "openai",
+    "openai-responses": "openai",
     "anthropic": "anthropic",
 }
 
@@ -104,6 +114,12 @@ def connect(
 
         key = _key(prefix, api_key, required=True)
         return AnthropicChatModel(name, api_key=key, base_url=base_url, **settings)
+
+    if prefix == "openai-responses":
+        from .openai_responses import OpenAIResponsesModel
+
+        key = _key(prefix, api_key, required=base_url is None)
+        return OpenAIResponsesModel(name, base_url=base_url, api_key=key, **settings)
 
     from .openai_chat import OpenAIChatModel
 
