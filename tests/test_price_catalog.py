@@ -82,3 +82,11 @@ def test_pricing_touches_no_network_and_starts_no_updater() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "ok"
+
+
+def test_buckets_without_a_rate_are_named() -> None:
+    usage = CanonicalUsage(input_tokens=10, cache_read_tokens=5, cache_write_tokens=5)
+    listed = catalog_cost("claude-2", usage, provider="anthropic")
+    assert listed is not None and listed.missing == ("cache read", "cache write")
+    priced = catalog_cost("claude-haiku-4-5", usage, provider="anthropic")
+    assert priced is not None and priced.missing == ()

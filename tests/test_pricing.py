@@ -106,6 +106,19 @@ class TestCatalogue:
             "n/a",
         )
 
+    def test_a_cache_bucket_the_list_does_not_price_is_unknown_not_borrowed(self) -> None:
+        """claude-2 has no cache-read rate in the catalogue, which then charges cache reads
+        at the input rate; we used to report that borrowed figure as "estimated"."""
+        usage = CanonicalUsage(input_tokens=500, cache_read_tokens=500, output_tokens=100)
+        est = estimate_usage_cost("claude-2", usage, provider="anthropic")
+        assert (est.amount_usd, est.status, est.label) == (None, "unknown", "n/a")
+        assert est.reason is not None and "cache read" in est.reason
+        # Without cache reads the same model is priced as before.
+        plain = estimate_usage_cost(
+            "claude-2", CanonicalUsage(input_tokens=1000), provider="anthropic"
+        )
+        assert plain.status == "estimated" and plain.amount_usd == pytest.approx(0.008)
+
     def test_unreported_usage_is_unknown(self) -> None:
         est = estimate_usage_cost("claude-opus-4-7", None)
         assert (est.amount_usd, est.status, est.label) == (None, "unknown", "n/a")

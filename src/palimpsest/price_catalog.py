@@ -46,6 +46,10 @@ class CatalogPrice:
     amount_usd: float
     model_id: str
     provider_id: str
+    missing: tuple[str, ...] = ()
+    """Buckets the usage has tokens in but the entry has no rate for (``"cache read"``,
+    ``"cache write"``). The catalogue then charges them at the input rate, a figure
+    nobody quoted: the caller must treat the amount as unknown, not as an estimate."""
 
 
 def catalog_version() -> str:
@@ -113,5 +117,16 @@ def catalog_cost(
                 )
         except LookupError:
             continue
-        return CatalogPrice(float(result.total_price), result.model.id, result.provider.id)
+        rates = result.model_price
+        missing = tuple(
+            bucket
+            for bucket, tokens, rate in (
+                ("cache read", usage.cache_read_tokens, getattr(rates, "cache_read_mtok", None)),
+                ("cache write", usage.cache_write_tokens, getattr(rates, "cache_write_mtok", None)),
+            )
+            if tokens and rate is None
+        )
+        return CatalogPrice(
+            float(result.total_price), result.model.id, result.provider.id, missing=missing
+        )
     return None

@@ -97,6 +97,8 @@ class CostEstimate:
     source: str
     label: str
     version: str | None = None
+    reason: str | None = None
+    """Why the figure is unknown when the model is priced (a bucket without a rate)."""
 
 
 def format_cost(amount: float | None) -> str:
@@ -183,7 +185,9 @@ def estimate_usage_cost(
     are ``included`` (whatever the usage); unreported usage (``None``) is ``unknown``; an
     override's rates (source ``override``); the genai-prices catalogue (source ``genai-prices``,
     ``provider`` and ``base_url`` pick the route's own price list when it has one). A
-    model found in neither is ``unknown`` with label ``n/a``. ``at`` is the request time
+    model found in neither is ``unknown`` with label ``n/a``, and so is a priced model whose
+    usage has cache reads or writes its entry has no rate for (``reason`` says which):
+    charging them at the input rate would be a borrowed figure, not an estimate. ``at`` is the request time
     for prices that changed on a date (default: now). Reasoning tokens are not billed
     separately: providers already count them inside the output tokens.
     """
@@ -213,6 +217,15 @@ def estimate_usage_cost(
     listed = catalog_cost(model, usage, provider=provider, base_url=base_url, at=at)
     if listed is None:
         return CostEstimate(None, "unknown", "none", "n/a")
+    if listed.missing:  # never borrow the input rate for a bucket the list does not price
+        return CostEstimate(
+            None,
+            "unknown",
+            CATALOG_NAME,
+            "n/a",
+            version=catalog_version(),
+            reason=f"no {' or '.join(listed.missing)} price for {listed.model_id}",
+        )
     return CostEstimate(
         listed.amount_usd,
         "estimated",
