@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
+import subprocess
+import sys
 import types
+
+import pytest
 
 import palimpsest
 
@@ -10,10 +14,30 @@ import palimpsest
 def test_every_public_name_is_listed() -> None:
     public = {
         name
-        for name, value in vars(palimpsest).items()
-        if not name.startswith("_") and not isinstance(value, types.ModuleType)
+        for name in dir(palimpsest)
+        if not name.startswith("_")
+        and not isinstance(getattr(palimpsest, name), types.ModuleType)
+        and name not in {"annotations", "importlib", "TYPE_CHECKING", "Any"}
     }
     assert public == set(palimpsest.__all__) - {"__version__"}
+
+
+def test_importing_the_package_loads_only_the_exception_tree() -> None:
+    """Public names load on first use (issue 27: `import palimpsest` took 615 ms)."""
+    code = (
+        "import sys, palimpsest\n"
+        "loaded = sorted(m for m in sys.modules if m.startswith('palimpsest'))\n"
+        "assert loaded == ['palimpsest', 'palimpsest.errors'], loaded\n"
+        "assert 'pydantic' not in sys.modules\n"
+        "assert palimpsest.ContextCompressor.__module__ == 'palimpsest.compaction.compressor'\n"
+    )
+    proc = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=False)
+    assert proc.returncode == 0, proc.stderr
+
+
+def test_an_unknown_name_is_an_attribute_error() -> None:
+    with pytest.raises(AttributeError, match="no attribute 'Nope'"):
+        palimpsest.Nope  # noqa: B018
 
 
 def test_every_listed_name_exists() -> None:

@@ -2,22 +2,18 @@
 
 The names below are the public API; everything else is reachable through its module
 (``palimpsest.compaction``, ``palimpsest.messages``, ``palimpsest.providers``, ...).
+
+Importing the package loads only the exception tree: every other public name is imported
+from its module on first use (:pep:`562`), so a script or the CLI pays for what it touches,
+not for pydantic settings, tokenizers and the compaction core up front. Type checkers see
+the ordinary imports below.
 """
 
-from .calibration import EstimateCalibrator
-from .compaction import (
-    SUMMARY_PREFIX,
-    CompressionStats,
-    ContextCompressor,
-    ContextEngine,
-    available_engines,
-    is_compaction_summary_message,
-    load_engine,
-    summarize_manual_compression,
-    with_summary_prefix,
-)
-from .config import Settings, load_settings
-from .conversation_tokens import ConversationTokens
+from __future__ import annotations
+
+import importlib
+from typing import TYPE_CHECKING, Any
+
 from .errors import (
     AmbiguousSessionIdError,
     AuthError,
@@ -46,23 +42,82 @@ from .errors import (
     TranscriptError,
     UserError,
 )
-from .memory import MemoryManager, MemoryProvider, MemoryStore
-from .messages import dump_transcript, load_transcript, transcript_problems, validate_transcript
-from .pricing import estimate_usage_cost
-from .providers import ChatModel, Completion, ScriptedChatModel, connect
-from .safety.redact import redact
-from .storage import SessionSearch, SessionStore
-from .summarizers import ExtractiveSummarizer, LLMSummarizer, Summarizer, SummaryRequest
-from .tokens import (
-    ExactCounter,
-    RoughCounter,
-    estimate_messages_tokens_rough,
-    estimate_request_tokens_rough,
-    estimate_tokens_rough,
-)
-from .usage import CanonicalUsage, normalize_usage
+
+if TYPE_CHECKING:
+    from .calibration import EstimateCalibrator
+    from .compaction import (
+        SUMMARY_PREFIX,
+        CompressionStats,
+        ContextCompressor,
+        ContextEngine,
+        available_engines,
+        is_compaction_summary_message,
+        load_engine,
+        summarize_manual_compression,
+        with_summary_prefix,
+    )
+    from .config import Settings, load_settings
+    from .conversation_tokens import ConversationTokens
+    from .memory import MemoryManager, MemoryProvider, MemoryStore
+    from .messages import dump_transcript, load_transcript, transcript_problems, validate_transcript
+    from .pricing import estimate_usage_cost
+    from .providers import ChatModel, Completion, ScriptedChatModel, connect
+    from .safety.redact import redact
+    from .storage import SessionSearch, SessionStore
+    from .summarizers import ExtractiveSummarizer, LLMSummarizer, Summarizer, SummaryRequest
+    from .tokens import (
+        ExactCounter,
+        RoughCounter,
+        estimate_messages_tokens_rough,
+        estimate_request_tokens_rough,
+        estimate_tokens_rough,
+    )
+    from .usage import CanonicalUsage, normalize_usage
 
 __version__ = "0.1.0"
+
+_LAZY: dict[str, str] = {
+    "CanonicalUsage": ".usage",
+    "ChatModel": ".providers",
+    "Completion": ".providers",
+    "CompressionStats": ".compaction",
+    "ContextCompressor": ".compaction",
+    "ContextEngine": ".compaction",
+    "ConversationTokens": ".conversation_tokens",
+    "EstimateCalibrator": ".calibration",
+    "ExactCounter": ".tokens",
+    "ExtractiveSummarizer": ".summarizers",
+    "LLMSummarizer": ".summarizers",
+    "MemoryManager": ".memory",
+    "MemoryProvider": ".memory",
+    "MemoryStore": ".memory",
+    "RoughCounter": ".tokens",
+    "SUMMARY_PREFIX": ".compaction",
+    "ScriptedChatModel": ".providers",
+    "SessionSearch": ".storage",
+    "SessionStore": ".storage",
+    "Settings": ".config",
+    "Summarizer": ".summarizers",
+    "SummaryRequest": ".summarizers",
+    "available_engines": ".compaction",
+    "connect": ".providers",
+    "dump_transcript": ".messages",
+    "estimate_messages_tokens_rough": ".tokens",
+    "estimate_request_tokens_rough": ".tokens",
+    "estimate_tokens_rough": ".tokens",
+    "estimate_usage_cost": ".pricing",
+    "is_compaction_summary_message": ".compaction",
+    "load_engine": ".compaction",
+    "load_settings": ".config",
+    "load_transcript": ".messages",
+    "normalize_usage": ".usage",
+    "redact": ".safety.redact",
+    "summarize_manual_compression": ".compaction",
+    "transcript_problems": ".messages",
+    "validate_transcript": ".messages",
+    "with_summary_prefix": ".compaction",
+}
+"""Public name -> the module (relative to this package) that defines it."""
 
 __all__ = [
     "SUMMARY_PREFIX",
@@ -132,3 +187,16 @@ __all__ = [
     "validate_transcript",
     "with_summary_prefix",
 ]
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'palimpsest' has no attribute {name!r}")
+    value = getattr(importlib.import_module(module, __name__), name)
+    globals()[name] = value  # later lookups skip this function
+    return value
+
+
+def __dir__() -> list[str]:
+    return sorted({*globals(), *__all__})
