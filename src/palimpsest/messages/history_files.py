@@ -151,25 +151,31 @@ def discover(agent: str, root: Path) -> list[HistoryFile]:
         return [
             HistoryFile(CODEX, path, path.parent.relative_to(root).as_posix())
             for path in sorted(root.rglob("rollout-*.jsonl"))
-            if path.is_file()
+            if _listed(path)
         ]
     sessions: list[HistoryFile] = []
     children: list[HistoryFile] = []
     for project in sorted(p for p in root.iterdir() if p.is_dir()):
         for path in sorted(project.glob("*.jsonl")):
-            if not path.is_file():
+            if not _listed(path):
                 continue
             if path.name.startswith("agent-"):  # older releases: sub-agents beside sessions
                 children.append(HistoryFile(CLAUDE_CODE, path, project.name, subagent=True))
             else:
                 sessions.append(HistoryFile(CLAUDE_CODE, path, project.name))
         for path in sorted(project.glob("*/subagents/agent-*.jsonl")):
-            if path.is_file():
+            if _listed(path):
                 parent = path.parent.parent.name
                 children.append(
                     HistoryFile(CLAUDE_CODE, path, project.name, subagent=True, parent=parent)
                 )
     return sessions + children
+
+
+def _listed(path: Path) -> bool:
+    # A link that leads nowhere is listed too, so the import names it instead of
+    # leaving it out without a word.
+    return path.is_file() or path.is_symlink()
 
 
 def read_lines(data: bytes) -> HistoryRead:
