@@ -16,8 +16,8 @@ __all__ = ["mcp_command"]
 def mcp_command() -> None:
     """Run the MCP server over stdio (for Claude Code, Codex, Cursor and other clients).
 
-    Tools: session_search, memory, read_output. Resources: MEMORY.md, USER.md and
-    palimpsest://sessions/{session_id}. The data directory is $PALIMPSEST_HOME.
+    Tools: session_search, memory, read_output. Resources: MEMORY.md, USER.md and each
+    stored session (palimpsest://sessions/ID). The data directory is $PALIMPSEST_HOME.
     """
     with handle_errors():
         from ..integrations.mcp_server import run_stdio
