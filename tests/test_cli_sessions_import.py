@@ -8,8 +8,10 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 from pathlib import Path
 
+import pexpect
 import pytest
 from typer.testing import CliRunner
 
@@ -93,9 +95,7 @@ def test_codex_home_moves_the_default(home: Path, monkeypatch: pytest.MonkeyPatc
         ((), "error: give a transcript FILE (or - for stdin), or --from claude-code|codex"),
     ],
 )
-def test_mistakes_are_one_line_and_exit_2(
-    home: Path, args: tuple[str, ...], message: str
-) -> None:
+def test_mistakes_are_one_line_and_exit_2(home: Path, args: tuple[str, ...], message: str) -> None:
     code, out, err = invoke(*args)
     assert (code, out, err.strip()) == (2, "", message)
 
@@ -131,3 +131,23 @@ def test_the_summary_line_names_rewrites_and_failures() -> None:
         "codex: 1 new, 0 grown, 0 unchanged, 1 rewritten and re-imported, 1 failed; "
         "4 messages added"
     )
+
+
+def test_a_terminal_gets_a_progress_bar_and_a_pipe_does_not(home: Path) -> None:
+    env = cli_env(HOME=str(home), TERM="xterm")
+    env.pop("NO_COLOR", None)
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "palimpsest.cli", "sessions", "import", "--from", "codex"],
+        env=env,
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(24, 100),
+    )
+    child.expect(pexpect.EOF)
+    child.close()
+    shown = child.before or ""
+    assert child.exitstatus == 0
+    assert "importing codex" in shown and "codex: 3 new" in shown
+    piped = run_cli("sessions", "import", "--from", "codex", env=cli_env(HOME=str(home)))
+    assert "importing" not in piped.stderr and piped.stdout.startswith("codex: 0 new")
