@@ -120,9 +120,10 @@ def build_server(settings: Settings | None = None) -> MCPServer:
     @server.tool(name="session_search", description=str(SESSION_SEARCH_SCHEMA["description"]))
     def session_search(
         query: Annotated[str, Field(description=_SEARCH_PROPS["query"]["description"])] = "",
-        limit: Annotated[
-            int, Field(description=_SEARCH_PROPS["limit"]["description"], ge=1, le=5)
-        ] = DEFAULT_LIMIT,
+        # Out-of-range limits are clamped by the search (SS-59), as for our own agent.
+        limit: Annotated[int, Field(description=_SEARCH_PROPS["limit"]["description"])] = (
+            DEFAULT_LIMIT
+        ),
     ) -> CallToolResult:
         with _session_store(conf) as store:
             payload = SessionSearch.from_settings(store, None, conf).search(query, limit=limit)
