@@ -145,3 +145,49 @@ def test_a_codex_rollout_skips_unknown_records_and_names_its_parent() -> None:
     assert third_read.pending
     third = convert_history(other, third_read.records)
     assert third.conversations[0].messages[-1]["content"] == "Renamed otter to beaver."
+
+
+def test_a_rename_beats_the_generated_title_which_beats_a_summary(tmp_path: Path) -> None:
+    project = tmp_path / "projects" / "-home-ada-x"
+    project.mkdir(parents=True)
+    lines = [
+        {"type": "summary", "summary": "Old summary", "leafUuid": "u1"},
+        {
+            "type": "user",
+            "uuid": "u1",
+            "sessionId": "s",
+            "message": {"role": "user", "content": "hi"},
+        },
+        {"type": "ai-title", "aiTitle": "Generated title", "sessionId": "s"},
+    ]
+    path = project / "s.jsonl"
+    path.write_text("".join(json.dumps(line) + "\n" for line in lines))
+    (file,) = discover(CLAUDE_CODE, tmp_path / "projects")
+    assert convert_history(file, read_lines(path.read_bytes()).records).title == "Generated title"
+    renamed = [*lines, {"type": "custom-title", "customTitle": "Mine", "sessionId": "s"}]
+    path.write_text("".join(json.dumps(line) + "\n" for line in renamed))
+    session = convert_history(file, read_lines(path.read_bytes()).records)
+    assert session.title == "Mine" and session.unknown_records == 0
+    assert session.project == "-home-ada-x"  # no cwd in the records: the folder's name
+
+
+def test_an_older_sub_agent_file_beside_the_sessions_names_its_parent_in_its_records(
+    tmp_path: Path,
+) -> None:
+    project = tmp_path / "projects" / "-home-ada-x"
+    project.mkdir(parents=True)
+    record = {
+        "type": "user",
+        "isSidechain": True,
+        "sessionId": "parent-session",
+        "agentId": "b7",
+        "uuid": "u1",
+        "message": {"role": "user", "content": "look at the tests"},
+    }
+    (project / "agent-b7.jsonl").write_text(json.dumps(record) + "\n")
+    (file,) = discover(CLAUDE_CODE, tmp_path / "projects")
+    assert file.subagent and file.parent is None
+    session = convert_history(file, read_lines(file.path.read_bytes()).records)
+    assert session.parent_session_id == "parent-session"
+    assert session.session_id == "parent-session/b7"
+    assert session.conversations[0].messages == [{"role": "user", "content": "look at the tests"}]

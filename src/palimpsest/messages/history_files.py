@@ -63,6 +63,8 @@ _CLAUDE_BOOKKEEPING = frozenset(
         "system",
         "file-history-snapshot",
         "custom-title",
+        "ai-title",
+        "agent-name",
         "queue-operation",
         "progress",
         "attachment",
@@ -239,7 +241,12 @@ def _as_main_line(record: Record) -> Record:
 
 
 def _claude_title(records: list[Record]) -> str | None:
-    for kind, key in (("custom-title", "customTitle"), ("summary", "summary")):
+    # A /rename wins over Claude Code's generated title, which wins over a summary record.
+    for kind, key in (
+        ("custom-title", "customTitle"),
+        ("ai-title", "aiTitle"),
+        ("summary", "summary"),
+    ):
         found = [r.value.get(key) for r in records if r.value.get("type") == kind]
         texts = [t.strip() for t in found if isinstance(t, str) and t.strip()]
         if texts:
