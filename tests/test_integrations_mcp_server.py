@@ -1,6 +1,6 @@
 """``palimpsest mcp`` driven by the official MCP client over stdio, as Claude Code drives it.
 
-One server process is started for the module (``python -m palimpsest.cli mcp`` with its
+One server process is started for the module (``python -m palimpsest mcp`` with its
 own ``PALIMPSEST_HOME``) and one scripted conversation runs against it; each test checks
 one part of what came back. The conversation deliberately sends malformed calls in the
 middle and keeps going, so the later answers prove the server survived them.
@@ -80,7 +80,7 @@ async def _converse(home: Path) -> Conversation:
     seen.session_id, seen.output_digest = _seed(home)
     params = StdioServerParameters(
         command=sys.executable,
-        args=["-m", "palimpsest.cli", "mcp"],
+        args=["-m", "palimpsest", "mcp"],
         env={"PALIMPSEST_HOME": str(home), "HOME": str(home.parent)},
     )
     with (home.parent / "server-stderr.log").open("w") as errlog:
