@@ -231,3 +231,36 @@ def test_an_unreadable_file_is_named_and_the_rest_go_in(store: SessionStore, tre
     assert [f.path for f in codex.failed] == [victim]
     assert codex.failed[0].error == "No such file or directory"
     assert codex.count("new") == 2
+
+
+def test_a_response_continued_after_an_import_is_merged_not_split(
+    store: SessionStore, trees: Path
+) -> None:
+    """Claude Code writes one response as several lines sharing message.id; a line that
+    arrives after an import belongs to the message already stored."""
+    _both(store, trees)
+    path = (
+        trees
+        / "claude"
+        / "projects"
+        / "-home-ada-quokka"
+        / "7a8b9c0d-1e2f-4a3b-8c4d-5e6f7a8b9c0d.jsonl"
+    )
+    sid = next(r["id"] for r in store.list_sessions(20) if r["source"].endswith("quokka"))
+    before = store.get_messages(sid)
+    last = json.loads(path.read_text().splitlines()[-1])
+    last["uuid"] = "q-5"
+    last["message"]["content"] = [
+        {"type": "tool_use", "id": "toolu_q2", "name": "Bash", "input": {"command": "make test"}}
+    ]
+    with path.open("a") as handle:
+        handle.write(json.dumps(last) + "\n")
+    claude = import_history(store, "claude-code", trees / "claude" / "projects")
+    assert _statuses(claude)[path.name] == "grown" and claude.messages == 0
+    after = store.get_messages(sid)
+    assert len(after) == len(before) == store.get_session(sid)["message_count"]  # type: ignore[index]
+    assert after[:-1] == before[:-1]
+    assert after[-1]["content"] == "Added the quokka counter beside the wombat tally."
+    assert [c["id"] for c in after[-1]["tool_calls"]] == ["toolu_q2"]
+    assert store.search_messages("wombat")  # still indexed once
+    assert len(store.search_messages("wombat")) == 1

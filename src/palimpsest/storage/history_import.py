@@ -41,6 +41,7 @@ from ..messages.history_files import (
 )
 from .sessions import SessionStore
 from .titles import MAX_TITLE_LENGTH, next_title_in_lineage, sanitize_title
+from .transfer import content_digest
 from .writes import session_exists
 
 __all__ = ["FileOutcome", "HistoryImport", "Status", "import_history"]
@@ -91,6 +92,7 @@ class _Tracked:
     mtime: float
     sha256: str
     messages: int
+    messages_sha256: str
 
 
 def import_history(
@@ -195,8 +197,18 @@ class _FileState:
     ) -> tuple[int, str | None]:
         row = tracked.get(conversation.key)
         done = row.messages if row is not None else 0
-        fresh = conversation.messages[done:]
         sid = row.session_id if row is not None else None
+        if (
+            row is not None
+            and sid is not None
+            and content_digest(conversation.messages[:done]) != row.messages_sha256
+        ):
+            # The new lines changed a message already stored (Claude Code writes one
+            # response as several lines; a continuation line merges into the last
+            # message): store the conversation again rather than half of it twice.
+            _clear(con, sid)
+            done = 0
+        fresh = conversation.messages[done:]
         if fresh and sid is None:
             sid = self._create(store, con, conversation, parent)
         if fresh and sid is not None:
@@ -209,7 +221,7 @@ class _FileState:
         con.execute(
             "INSERT OR REPLACE INTO history_imports (path, key, agent, session_id,"
             " agent_session_id, parent_agent_session_id, size, mtime, sha256, records,"
-            " messages, imported_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?)",
+            " messages, messages_sha256, imported_at) VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?)",
             (
                 str(self.file.path),
                 conversation.key,
@@ -222,10 +234,12 @@ class _FileState:
                 self.sha256,
                 self.records,
                 done + len(fresh),
+                content_digest(conversation.messages),
                 time.time(),
             ),
         )
-        return len(fresh), sid
+        stored_before = row.messages if row is not None else 0
+        return len(conversation.messages) - stored_before, sid
 
     def _create(
         self,
@@ -261,13 +275,22 @@ def _date(con: apsw.Connection, ids: list[int], start: float) -> None:
         )
 
 
+def _clear(con: apsw.Connection, session_id: str) -> None:
+    """Remove a session's messages (the triggers drop them from the indexes too)."""
+    con.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+    con.execute(
+        "UPDATE sessions SET message_count = 0, tool_call_count = 0 WHERE id = ?", (session_id,)
+    )
+
+
 def _sha(data: bytes) -> str:
     return hashlib.sha256(data).hexdigest()
 
 
 def _tracked(store: SessionStore, path: str) -> dict[str, _Tracked]:
     found = store.database.query(
-        "SELECT key, session_id, size, mtime, sha256, messages FROM history_imports WHERE path = ?",
+        "SELECT key, session_id, size, mtime, sha256, messages, messages_sha256"
+        " FROM history_imports WHERE path = ?",
         (path,),
     )
     return {
@@ -278,6 +301,7 @@ def _tracked(store: SessionStore, path: str) -> dict[str, _Tracked]:
             float(r["mtime"]),
             str(r["sha256"]),
             int(r["messages"]),
+            str(r["messages_sha256"]),
         )
         for r in found
     }

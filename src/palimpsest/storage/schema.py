@@ -597,10 +597,11 @@ def m009_history_imports(con: apsw.Connection) -> None:
     ``palimpsest sessions import --from claude-code|codex`` reads whole trees of session
     files that keep growing. One row per conversation taken from a file (``key`` is empty
     for the file's own, else a sub-agent sidechain inside it) records the bytes consumed,
-    their SHA-256, the file's mtime and how many messages went into ``session_id``, so a
-    second run skips unchanged files without reading them, appends only what a grown file
-    gained, and notices a file rewritten in place (its consumed prefix no longer hashes
-    the same). ``agent_session_id`` / ``parent_agent_session_id`` are the agent's own ids,
+    their SHA-256, the file's mtime, and how many messages went into ``session_id`` with
+    the digest of those messages, so a second run skips unchanged files without reading
+    them, appends only what a grown file gained (or rewrites the conversation when the
+    new lines changed a message already stored), and notices a file rewritten in place
+    (its consumed prefix no longer hashes the same). ``agent_session_id`` / ``parent_agent_session_id`` are the agent's own ids,
     which link sub-agent sessions to their parent in whichever order files arrive.
     """
     con.execute(
@@ -617,6 +618,7 @@ def m009_history_imports(con: apsw.Connection) -> None:
             sha256 TEXT NOT NULL,
             records INTEGER NOT NULL,
             messages INTEGER NOT NULL,
+            messages_sha256 TEXT NOT NULL,
             imported_at REAL NOT NULL,
             PRIMARY KEY (path, key)
         );
