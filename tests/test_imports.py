@@ -24,6 +24,10 @@ MODULES = [
     "palimpsest.storage",
     "palimpsest.memory",
     "palimpsest.cli",
+    "palimpsest.integrations",
+    "palimpsest.integrations.mcp_server",
+    "palimpsest.messages.history_files",
+    "palimpsest.storage.history_import",
 ]
 
 

@@ -413,3 +413,21 @@ def test_m008_counts_unreported_calls_on_a_store_written_before_it(tmp_path: Pat
     assert row is not None
     assert row["unreported_calls"] == 1 and row["api_call_count"] == (old[sid][1] or 0) + 1
     assert row["input_tokens"] == old[sid][0]
+
+
+def test_m009_adds_history_imports_to_a_store_written_before_it(tmp_path: Path) -> None:
+    """A schema-6 file gains the ``history_imports`` table, empty, and keeps its sessions."""
+    path = tmp_path / "state.db"
+    path.write_bytes(
+        (Path(__file__).parent / "data" / "stores" / "state_v6_inline.db").read_bytes()
+    )
+    with SessionStore(path) as store:
+        before = store.session_count()
+        assert store.schema_version == len(schema.MIGRATIONS)
+        with store.connection_for_reads() as con:
+            assert schema.table_exists(con, "history_imports")
+            columns = [row[1] for row in con.execute("PRAGMA table_info(history_imports)")]
+            assert con.execute("SELECT count(*) FROM history_imports").fetchall() == [(0,)]
+        assert store.session_count() == before > 0
+    assert columns[:4] == ["path", "key", "agent", "session_id"]
+    assert "m009_history_imports" in schema.MIGRATIONS

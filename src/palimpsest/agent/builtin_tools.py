@@ -26,6 +26,7 @@ from typing import Any
 from ..memory.manager import MemoryManager
 from ..memory.store import MemoryStore
 from ..memory.tool import MEMORY_TOOL_NAME, MEMORY_TOOL_SCHEMA, MemoryTool
+from ..outputs.read_answer import DEFAULT_READ_LIMIT, read_output_text
 from ..outputs.store import OutputStore
 from ..storage.search import SESSION_SEARCH_SCHEMA, SessionSearch
 from .registry import tool
@@ -38,12 +39,6 @@ __all__ = [
     "read_output_tool",
     "session_search_tool",
 ]
-
-DEFAULT_READ_LIMIT = 20_000
-"""Bytes ``read_output`` returns when no ``limit`` is given."""
-MAX_READ_LIMIT = 100_000
-_LISTED_OUTPUTS = 20
-_MAX_MATCHES = 50
 
 
 def memory_tool(memory: MemoryManager | MemoryStore) -> Tool:
@@ -121,42 +116,9 @@ def read_output_tool(outputs: OutputStore) -> Tool:
         limit: how many bytes to return
         pattern: when given, list the lines that contain this text (with their offsets) instead
         """
-        if not 1 <= limit <= MAX_READ_LIMIT:
-            raise ValueError(f"limit must be between 1 and {MAX_READ_LIMIT:,}")
-        found = outputs.resolve(name)
-        if found is None:
-            raise FileNotFoundError(f"no saved output named {name!r}. {_listing(outputs)}")
-        if not found.is_text:
-            return (
-                f"[output {found.digest[:12]}: {found.kind}, {found.size_bytes:,} bytes; "
-                "binary data is not shown as text]"
-            )
-        label = f"output {found.digest[:12]}"
-        if pattern:
-            matches = outputs.grep(found.digest, pattern, max_matches=_MAX_MATCHES)
-            more = (
-                " (the first ones; narrow the pattern for others)"
-                if len(matches) == _MAX_MATCHES
-                else ""
-            )
-            lines = [f"[{label}: {len(matches)} lines contain {pattern!r}{more}]"]
-            lines += [f"line {m.line_number} (offset {m.byte_offset}): {m.line}" for m in matches]
-            return "\n".join(lines)
-        window = outputs.read_window(found.digest, offset, limit)
-        header = f"[{label}: bytes {window.start:,}-{window.end:,} of {window.total_bytes:,}]"
-        footer = f"\n[read on with offset={window.end}]" if window.has_more else ""
-        return f"{header}\n{window.text}{footer}"
+        return read_output_text(outputs, name, offset, limit, pattern)
 
     return tool(max_result_chars=math.inf)(read_output)
-
-
-def _listing(outputs: OutputStore) -> str:
-    saved = outputs.list()
-    if not saved:
-        return "No outputs are saved."
-    shown = ", ".join(item.digest[:12] for item in saved[:_LISTED_OUTPUTS])
-    more = f" (+{len(saved) - _LISTED_OUTPUTS} more)" if len(saved) > _LISTED_OUTPUTS else ""
-    return f"Saved outputs, newest first: {shown}{more}."
 
 
 def context_status_tool(status: Callable[[], Mapping[str, Any]]) -> Tool:

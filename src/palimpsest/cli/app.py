@@ -22,6 +22,7 @@ from .common import RUN_ERROR_EXIT, USER_ERROR_EXIT, err_console
 from .compress import compress_command
 from .config import config_app
 from .eval import eval_app
+from .mcp import mcp_command
 from .memory import memory_app
 from .outputs import outputs_app
 from .replay import replay_command
@@ -65,6 +66,7 @@ def _root(
 app.command("compress")(compress_command)
 app.command("chat")(chat_command)
 app.command("replay")(replay_command)
+app.command("mcp")(mcp_command)
 app.add_typer(sessions_app, name="sessions")
 app.add_typer(memory_app, name="memory")
 app.add_typer(config_app, name="config")

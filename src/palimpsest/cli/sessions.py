@@ -32,7 +32,8 @@ from ..storage.session_admin import resolve_prefix
 from ..storage.sessions import SessionStore, default_db_path
 from ..storage.transfer import import_stream
 from ..usage import format_token_pair, format_token_total
-from .common import TranscriptFormat, err_console, handle_errors
+from .common import TranscriptFormat, err_console, fail, handle_errors
+from .sessions_import import import_history_command
 
 __all__ = ["ALREADY_IMPORTED_EXIT", "open_store", "resolve_id", "sessions_app"]
 
@@ -225,8 +226,12 @@ def tip_command(session_id: IdArgument) -> None:
 @sessions_app.command("import")
 def import_command(
     file: Annotated[
-        str, typer.Argument(metavar="FILE", help="Transcript file to store, or - for stdin.")
-    ],
+        str | None,
+        typer.Argument(
+            metavar="FILE",
+            help="Transcript file to store, or - for stdin (with --from: the folder to read).",
+        ),
+    ] = None,
     format: Annotated[
         TranscriptFormat, typer.Option("--format", "-f", help="Transcript format.")
     ] = TranscriptFormat.auto,
@@ -239,12 +244,27 @@ def import_command(
         typer.Option("--again", help="Store another copy of a transcript imported before."),
     ] = False,
     as_json: JsonOption = False,
+    from_agent: Annotated[
+        str | None,
+        typer.Option(
+            "--from",
+            metavar="AGENT",
+            help="Import a whole history: claude-code (~/.claude/projects) or codex "
+            "(~/.codex/sessions), or the folder given as FILE. Run again to add what is new.",
+        ),
+    ] = None,
 ) -> None:
     """Store a transcript as a new, searchable session and print its id.
 
     The same content imported twice is reported with the session that holds it
-    (exit 3) unless --again.
+    (exit 3) unless --again. With --from, every session of Claude Code or Codex is
+    imported (only new or grown ones on later runs); exit 1 if a file was skipped.
     """
+    if from_agent is not None:
+        import_history_command(from_agent, file, as_json=as_json)
+        return
+    if file is None:
+        fail("give a transcript FILE (or - for stdin), or --from claude-code|codex")
     with handle_errors(), open_store() as store:
         try:
             if file == "-":

@@ -42,6 +42,8 @@ _CALL_ITEMS = frozenset({"function_call", "custom_tool_call", "local_shell_call"
 _OUTPUT_ITEMS = frozenset({"function_call_output", "custom_tool_call_output"})
 _ITEM_TYPES = _SKIPPED_ITEMS | _CALL_ITEMS | _OUTPUT_ITEMS | {"message"}
 _RESPONSES_PARTS = frozenset({"input_text", "output_text", "input_image"})
+CODEX_ITEM_TYPES = _ITEM_TYPES
+"""Responses item types :func:`convert_codex` reads (any other one is refused)."""
 
 
 def looks_like_codex(value: Any) -> bool:

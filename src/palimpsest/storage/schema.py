@@ -588,3 +588,41 @@ def m008_unreported_usage(con: apsw.Connection) -> None:
     columns = {row[1] for row in con.execute("PRAGMA table_info(sessions)")}
     if "unreported_calls" not in columns:
         con.execute("ALTER TABLE sessions ADD COLUMN unreported_calls INTEGER DEFAULT 0")
+
+
+@migration
+def m009_history_imports(con: apsw.Connection) -> None:
+    """Remember how much of each agent history file was imported (``history_imports``).
+
+    ``palimpsest sessions import --from claude-code|codex`` reads whole trees of session
+    files that keep growing. One row per conversation taken from a file (``key`` is empty
+    for the file's own, else a sub-agent sidechain inside it) records the bytes consumed,
+    their SHA-256, the file's mtime, and how many messages went into ``session_id`` with
+    the digest of those messages, so a second run skips unchanged files without reading
+    them, appends only what a grown file gained (or rewrites the conversation when the
+    new lines changed a message already stored), and notices a file rewritten in place
+    (its consumed prefix no longer hashes the same). ``agent_session_id`` / ``parent_agent_session_id`` are the agent's own ids,
+    which link sub-agent sessions to their parent in whichever order files arrive.
+    """
+    con.execute(
+        """
+        CREATE TABLE IF NOT EXISTS history_imports (
+            path TEXT NOT NULL,
+            key TEXT NOT NULL DEFAULT '',
+            agent TEXT NOT NULL,
+            session_id TEXT,
+            agent_session_id TEXT,
+            parent_agent_session_id TEXT,
+            size INTEGER NOT NULL,
+            mtime REAL NOT NULL,
+            sha256 TEXT NOT NULL,
+            records INTEGER NOT NULL,
+            messages INTEGER NOT NULL,
+            messages_sha256 TEXT NOT NULL,
+            imported_at REAL NOT NULL,
+            PRIMARY KEY (path, key)
+        );
+        CREATE INDEX IF NOT EXISTS idx_history_imports_agent_session
+            ON history_imports(agent, agent_session_id);
+        """
+    )
