@@ -18,6 +18,7 @@ from palimpsest.messages import (
     detect_format,
     dump_transcript,
     load_transcript,
+    read_transcript_file,
     transcript_problems,
     validate_transcript,
 )
@@ -423,14 +424,20 @@ def test_codex_function_calls_pair_with_their_outputs(tmp_path: Path) -> None:
     validate_transcript(messages)
 
 
-def test_codex_unknown_item_type_is_refused_with_its_line(tmp_path: Path) -> None:
+def test_codex_unknown_item_type_is_skipped_and_counted(tmp_path: Path) -> None:
     lines = [
         codex_item({"type": "message", "role": "user", "content": "hi"}),
         codex_item({"type": "mystery_call", "call_id": "x"}),
+        codex_item({"type": "mystery_call", "call_id": "y"}),
+        {"timestamp": "t", "type": "new_envelope", "payload": {}},
     ]
     path = write(tmp_path, "r.jsonl", jsonl(*lines))
-    with pytest.raises(TranscriptError, match="line 2: unsupported Codex item type 'mystery_call'"):
-        load_transcript(path)
+    loaded = read_transcript_file(path)
+    assert loaded.messages == [{"role": "user", "content": "hi"}]
+    assert loaded.notes == (
+        "skipped 3 records of a type this reader does not know: "
+        "item mystery_call x2, line new_envelope x1",
+    )
 
 
 def test_codex_older_bare_item_rollouts(tmp_path: Path) -> None:
@@ -454,7 +461,7 @@ def test_codex_older_bare_item_rollouts(tmp_path: Path) -> None:
     ("fmt", "phrase"),
     [
         ("claude-code", "not a Claude Code session log"),
-        ("codex", "line 1: not a Codex rollout line (it has no 'type')"),
+        ("codex", "not a Codex CLI rollout: found JSONL whose line 1 is an object with keys"),
         ("swe-agent", "not a SWE-agent trajectory"),
     ],
 )
@@ -600,7 +607,7 @@ def test_unknown_format_name(tmp_path: Path) -> None:
         load_transcript(path, format="gpt")
     assert str(info.value) == (
         f"{path}: unknown transcript format 'gpt'; use one of: auto, openai, swe-agent, "
-        "mini-swe-agent, claude-code, codex"
+        "mini-swe-agent, claude-code, codex, openhands, aider"
     )
 
 

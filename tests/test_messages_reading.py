@@ -224,7 +224,9 @@ def test_claude_code_noise_summary_and_bash_exit_code() -> None:
 def test_claude_code_sample_session() -> None:
     _, readings = read_file(DATA / "format-samples/claude-code_sample_session.json")
     requests = [r.index for r in readings if r.kind == "request"]
-    assert requests == [0, 11, 18, 22, 28, 29]
+    # 28 is Claude Code's compaction summary (isCompactSummary), not a request
+    assert requests == [0, 11, 18, 22, 29]
+    assert readings[28].kind == "summary" and readings[28].extra["summary_source"] == "claude-code"
     assert readings[20].observation is not None and readings[20].observation.exit_code == 1
     # a ```python block in a tool-using transcript is code shown, not an action
     assert readings[21].actions == () and readings[22].kind == "request"
