@@ -142,9 +142,14 @@ class _Builder:
         if files:
             self._edits(files)
         text = "\n".join(rest).strip()
-        if text:
+        if not text:
+            return
+        last = self.out[-1] if self.out else None
+        if last is not None and last.get(HOST_OUTPUT_KEY) and not files:
+            last["content"] = f"{last['content']}\n{text}"  # a command and what it printed
+        else:
             self.out.append({"role": "user", "content": text, HOST_OUTPUT_KEY: "aider"})
-            self.reply_open = False
+        self.reply_open = False
 
     def _edits(self, files: list[str]) -> None:
         if not self.reply_open:

@@ -197,9 +197,10 @@ def _parse_lines(text: str, name: str, whole_err: json.JSONDecodeError) -> Docum
             records.append(Record(f"line {number}", _loads(line)))
         except json.JSONDecodeError as err:
             if position == len(numbered) - 1 and records:
+                kept = f"{len(records):,} line" + ("" if len(records) == 1 else "s")
                 truncated = (
-                    f"line {number} (the last line) is cut off ({err.msg} at column "
-                    f"{err.colno}); read the {len(records):,} lines before it"
+                    f"line {number} (the last line) is cut off ({err.msg}, column "
+                    f"{err.colno}); read the {kept} before it"
                 )
                 break
             raise ConversionError(
