@@ -61,7 +61,7 @@ def check_aider(doc: Document) -> Fit:
 
 @dataclass
 class _Block:
-    kind: str  # "user", "assistant", "output"
+    kind: str  # "user", "assistant", "output", "session" (output that opens a session)
     lines: list[str] = field(default_factory=list)
 
 
@@ -77,6 +77,8 @@ def _blocks(text: str) -> list[_Block]:
     previous_output = False  # the line before was aider output (continuations have no '>')
 
     def current(kind: str) -> _Block:
+        if kind == "output" and blocks and blocks[-1].kind == "session":
+            return blocks[-1]
         if not blocks or blocks[-1].kind != kind:
             blocks.append(_Block(kind))
         return blocks[-1]
@@ -89,7 +91,7 @@ def _blocks(text: str) -> list[_Block]:
             continue
         session = _SESSION.match(line)
         if session:
-            blocks.append(_Block("output", [f"aider chat started at {session.group(1).strip()}"]))
+            blocks.append(_Block("session", [f"aider chat started at {session.group(1).strip()}"]))
             previous_output = True
             continue
         if line == _USER_PREFIX or line.startswith(_USER_PREFIX + " "):
@@ -136,7 +138,7 @@ class _Builder:
         self.out.append({"role": "assistant", "content": text})
         self.reply_open = True
 
-    def output(self, lines: list[str]) -> None:
+    def output(self, lines: list[str], *, session: bool = False) -> None:
         files = [m.group(1) for m in map(_APPLIED.match, lines) if m]
         rest = [line for line in lines if not _APPLIED.match(line)]
         if files:
@@ -145,7 +147,7 @@ class _Builder:
         if not text:
             return
         last = self.out[-1] if self.out else None
-        if last is not None and last.get(HOST_OUTPUT_KEY) and not files:
+        if last is not None and last.get(HOST_OUTPUT_KEY) and not files and not session:
             last["content"] = f"{last['content']}\n{text}"  # a command and what it printed
         else:
             self.out.append({"role": "user", "content": text, HOST_OUTPUT_KEY: "aider"})
@@ -183,7 +185,7 @@ def convert_aider(text: str, notes: Notes | None = None) -> list[Message]:
         elif block.kind == "assistant":
             builder.assistant(block.lines)
         else:
-            builder.output(block.lines)
+            builder.output(block.lines, session=block.kind == "session")
     return builder.out
 
 
