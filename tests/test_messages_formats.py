@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -12,7 +13,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from palimpsest.errors import TranscriptError
+from palimpsest.errors import PalimpsestError, TranscriptError
 from palimpsest.messages import (
     FORMATS,
     detect_format,
@@ -22,7 +23,7 @@ from palimpsest.messages import (
     transcript_problems,
     validate_transcript,
 )
-from palimpsest.messages.content import strip_internal_keys
+from palimpsest.messages.content import ROLES, strip_internal_keys
 
 HERE = Path(__file__).parent
 TRANSCRIPTS = HERE / "data" / "transcripts"
@@ -733,3 +734,67 @@ def test_hostile_json_is_a_transcript_error(text: str, phrase: str) -> None:
 def test_lone_surrogates_are_replaced_and_pairs_kept() -> None:
     text = '[{"role": "user", "content": "\\ud83d\\ude00 \\udc00"}]'
     assert load_transcript(io.StringIO(text))[0]["content"] == "\U0001f600 \ufffd"
+
+
+# -- never a message without a role ----------------------------------------------------------
+
+_KEYS = st.sampled_from(
+    [
+        "role", "content", "type", "message", "history", "messages", "loglines", "action",
+        "observation", "source", "args", "payload", "tool_calls", "tool_call_metadata",
+        "instance_id", "extras", "cause", "id", "isMeta", "isSidechain", "record_type",
+        "timestamp", "function_name", "tool_call_id", "call_id", "name", "output",
+    ]
+)  # fmt: skip
+_SCALARS = st.one_of(
+    st.none(),
+    st.booleans(),
+    st.integers(-3, 3),
+    st.sampled_from(
+        ["user", "assistant", "tool", "bot", "message", "run", "finish", "response_item",
+         "function_call", "summary", "agent", "environment", "system", "x", ""]
+    ),  # fmt: skip
+)
+json_values = st.recursive(
+    _SCALARS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=5),
+    max_leaves=25,
+)
+documents = st.one_of(
+    st.lists(json_values, min_size=1, max_size=5),
+    st.dictionaries(_KEYS, json_values, min_size=1, max_size=5),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(documents, st.booleans())
+def test_random_json_is_an_error_or_messages_with_roles(value: Any, as_lines: bool) -> None:
+    if as_lines and isinstance(value, list):
+        text = "\n".join(json.dumps(v) for v in value)
+    else:
+        text = json.dumps(value)
+    try:
+        messages = load_transcript(io.StringIO(text), path_hint="random.json")
+    except PalimpsestError:
+        return
+    assert messages
+    assert all(isinstance(m, dict) and m.get("role") in ROLES for m in messages)
+
+
+@pytest.mark.parametrize(
+    ("text", "phrase"),
+    [
+        ('[{"content": "no role"}]', "cannot tell the transcript format"),
+        ('[{"role": "user", "content": "a"}, {"content": "b"}]', "item 1: a message must be"),
+        ('[{"role": "bot", "content": "a"}]', "message 0: unknown role 'bot'"),
+        ('[{"role": 3, "content": "a"}]', "it looks like an OpenAI chat transcript, but item 0"),
+        (
+            '{"history": [{"action": "run", "source": "agent"}, {"content": "x"}]}',
+            "it looks like a SWE-agent trajectory, but history[0]: a SWE-agent history item",
+        ),
+        ('{"history": [{"action": "run"}, {"content": "x"}]}', "it looks like an OpenHands run"),
+    ],
+)
+def test_roleless_or_half_recognised_files_are_refused(text: str, phrase: str) -> None:
+    with pytest.raises(TranscriptError, match=re.escape(phrase)):
+        load_transcript(io.StringIO(text), path_hint="x.json")

@@ -21,11 +21,15 @@ from .reading_types import IS_DEMO_KEY, MESSAGE_TYPE_KEY
 
 __all__ = ["MINI_SWE_AGENT", "OPENAI", "SWE_AGENT"]
 
-_ROLE_REQUIRED = "a message must be a JSON object with a 'role'"
+_ROLE_REQUIRED = "a message must be a JSON object with a string 'role'"
 
 
 def _has_role(value: Any) -> bool:
     return isinstance(value, Mapping) and isinstance(value.get("role"), str)
+
+
+def _names_a_role(value: Any) -> bool:
+    return isinstance(value, Mapping) and "role" in value
 
 
 def _messages_fit(records: list[Record] | None) -> Fit:
@@ -33,7 +37,7 @@ def _messages_fit(records: list[Record] | None) -> Fit:
         return NONE
     if not records:
         return FULL  # {"messages": []}: the loader says it holds no messages
-    if not any(_has_role(r.value) for r in records):
+    if not any(_names_a_role(r.value) for r in records):
         return NONE
     problem = first_failure(records, _has_role, _ROLE_REQUIRED)
     return partial(problem) if problem else FULL

@@ -39,6 +39,7 @@ from .formats_common import (
     text_part,
     to_json_text,
     tool_result_content,
+    type_of,
 )
 from .formats_parse import Document
 from .formats_spec import FULL, NONE, Fit, Reader, first_failure, partial, records_of
@@ -55,7 +56,7 @@ def looks_like_claude_code(value: Any) -> bool:
     """True for one Claude Code log record (a line of the JSONL file)."""
     if not isinstance(value, Mapping):
         return False
-    kind = value.get("type")
+    kind = type_of(value)
     if kind in MESSAGE_TYPES and isinstance(value.get("message"), Mapping):
         return True
     return kind == "summary" and "leafUuid" in value
@@ -84,7 +85,7 @@ def convert_claude_code(records: list[Record], notes: Notes | None = None) -> li
         line = record.value
         if not isinstance(line, Mapping):
             raise ConversionError(f"{record.where}: expected a JSON object, got {_kind(line)}")
-        kind = line.get("type")
+        kind = type_of(line)
         if kind not in MESSAGE_TYPES:
             if notes is not None and kind not in BOOKKEEPING_TYPES:
                 notes.skip(str(kind))

@@ -35,6 +35,7 @@ from .formats_common import (
     normalize_part,
     to_json_text,
     tool_result_content,
+    type_of,
 )
 from .formats_parse import Document
 from .formats_spec import FULL, NONE, Fit, Reader, first_failure, partial, records_of
@@ -52,7 +53,7 @@ def looks_like_codex(value: Any) -> bool:
     """True for one rollout line, in the current envelope form or the older bare form."""
     if not isinstance(value, Mapping):
         return False
-    kind = value.get("type")
+    kind = type_of(value)
     if kind in ROLLOUT_TYPES and isinstance(value.get("payload"), Mapping):
         return True
     if value.get("record_type") == "state" or kind in _SKIPPED_ITEMS | _CALL_ITEMS | _OUTPUT_ITEMS:
@@ -89,7 +90,7 @@ def _item_of(
     where: str, line: Mapping[str, Any], notes: Notes | None
 ) -> Mapping[str, Any] | None:
     """The Responses item a line carries, or ``None`` for a metadata or skipped line."""
-    kind = line.get("type")
+    kind = type_of(line)
     if kind in _METADATA_TYPES or "record_type" in line:
         return None
     if kind == "response_item":
@@ -125,7 +126,7 @@ def convert_codex(records: list[Record], notes: Notes | None = None) -> list[Mes
         item = _item_of(record.where, line, notes)
         if item is None:
             continue
-        item_type = item.get("type")
+        item_type = type_of(item)
         if item_type in _SKIPPED_ITEMS:
             continue
         if item_type == "message":
@@ -196,7 +197,7 @@ def _tool_call(where: str, item: Mapping[str, Any]) -> dict[str, Any]:
     call_id = item.get("call_id") or item.get("id")
     if not isinstance(call_id, str) or not call_id:
         raise ConversionError(f"{where}: {item.get('type')} item has no 'call_id'")
-    item_type = item.get("type")
+    item_type = type_of(item)
     if item_type == "local_shell_call":
         name: Any = "local_shell"
         arguments: Any = to_json_text(item.get("action", {}))

@@ -71,6 +71,12 @@ class ConversionError(Exception):
         return TranscriptError(self.problem, path=path, index=self.index)
 
 
+def type_of(value: Any) -> str | None:
+    """The ``type`` of a JSON object when it is a string; ``None`` for anything else."""
+    kind = value.get("type") if isinstance(value, Mapping) else None
+    return kind if isinstance(kind, str) else None
+
+
 def to_json_text(value: Any) -> str:
     """A JSON value as compact text that keeps non-ASCII characters readable."""
     return json.dumps(value, ensure_ascii=False)
@@ -101,7 +107,7 @@ def normalize_part(part: Any) -> Any:
     """
     if not isinstance(part, Mapping):
         return part
-    kind = part.get("type")
+    kind = type_of(part)
     if kind in TEXT_TYPES and isinstance(part.get("text"), str):
         return text_part(part["text"])
     if kind == "input_image":
