@@ -798,3 +798,54 @@ def test_random_json_is_an_error_or_messages_with_roles(value: Any, as_lines: bo
 def test_roleless_or_half_recognised_files_are_refused(text: str, phrase: str) -> None:
     with pytest.raises(TranscriptError, match=re.escape(phrase)):
         load_transcript(io.StringIO(text), path_hint="x.json")
+
+
+# -- the documented formats are exactly the readers ------------------------------------------
+
+ROOT = HERE.parent
+SAMPLE_OF_FORMAT = {
+    "openai": "fixtures/openai-chat-shapes.json",
+    "swe-agent": "swe-agent/marshmallow-1867__function_calling.traj",
+    "mini-swe-agent": "mini-swe-agent/local.traj.json",
+    "claude-code": "fixtures/claude-code-not-requests.jsonl",
+    "codex": "fixtures/codex-rollout-shell.jsonl",
+    "openhands": "fixtures/openhands-eval-record.json",
+    "aider": "fixtures/aider.chat.history.md",
+}
+
+
+def _readme_formats() -> tuple[list[str], list[str]]:
+    readme = (ROOT / "README.md").read_text()
+    listed = readme.split("Transcript formats (`--format`", 1)[1].split("\n\n", 2)[1]
+    bullets = re.findall(r"^- `([a-z-]+)`:", listed, re.M)
+    synopsis = re.search(r"\[--format auto\|([a-z|-]+)\]", readme)
+    assert synopsis is not None
+    return bullets, synopsis.group(1).split("|")
+
+
+def _transcripts_md_tables() -> list[list[str]]:
+    page = (ROOT / "docs" / "transcripts.md").read_text()
+    tables = []
+    for header in ("| format | what it reads |", "| format | requires |"):
+        rows = page.split(header, 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+        tables.append([re.match(r"\| `([a-z-]+)` \|", row).group(1) for row in rows])  # type: ignore[union-attr]
+    return tables
+
+
+def test_documented_formats_are_exactly_the_readers() -> None:
+    bullets, synopsis = _readme_formats()
+    assert bullets == list(FORMATS)
+    assert synopsis == list(FORMATS)
+    reads, requires = _transcripts_md_tables()
+    assert reads == list(FORMATS)
+    assert sorted(requires) == sorted(FORMATS)
+    sessions = (ROOT / "docs" / "sessions.md").read_text()
+    assert f"[--format auto|{'|'.join(FORMATS)}]" in sessions
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_format_has_a_sample_that_it_reads(fmt: str) -> None:
+    path = TRANSCRIPTS / SAMPLE_OF_FORMAT[fmt]
+    assert detect_format(path) == fmt
+    loaded = read_transcript_file(path)
+    assert loaded.format == fmt and loaded.messages
