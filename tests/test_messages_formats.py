@@ -746,15 +746,11 @@ _KEYS = st.sampled_from(
         "timestamp", "function_name", "tool_call_id", "call_id", "name", "output",
     ]
 )  # fmt: skip
-_SCALARS = st.one_of(
-    st.none(),
-    st.booleans(),
-    st.integers(-3, 3),
-    st.sampled_from(
-        ["user", "assistant", "tool", "bot", "message", "run", "finish", "response_item",
-         "function_call", "summary", "agent", "environment", "system", "x", ""]
-    ),  # fmt: skip
-)
+_WORDS = [
+    "user", "assistant", "tool", "bot", "message", "run", "finish", "response_item",
+    "function_call", "summary", "agent", "environment", "system", "x", "",
+]  # fmt: skip
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from(_WORDS))
 json_values = st.recursive(
     _SCALARS,
     lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=5),

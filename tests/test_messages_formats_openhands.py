@@ -40,7 +40,9 @@ def roles(messages: list[dict[str, Any]]) -> Counter[str]:
 
 def test_evaluation_record_counts_match_the_raw_events() -> None:
     events = raw_events(RECORD)
-    calls = [e for e in events if "tool_call_metadata" in e and e.get("action") not in (None, "finish")]
+    calls = [
+        e for e in events if "tool_call_metadata" in e and e.get("action") not in (None, "finish")
+    ]
     results = [e for e in events if "tool_call_metadata" in e and "observation" in e]
     responses = {e["tool_call_metadata"]["model_response"]["id"] for e in calls}
     loaded = read_transcript_file(RECORD)

@@ -60,7 +60,15 @@ READERS: dict[str, Reader] = {
 FORMATS = tuple(READERS)
 """Transcript formats :func:`load_transcript` reads, by the names the CLI uses."""
 
-_PREFERENCE = ("mini-swe-agent", "openai", "swe-agent", "openhands", "claude-code", "codex", "aider")
+_PREFERENCE = (
+    "mini-swe-agent",
+    "openai",
+    "swe-agent",
+    "openhands",
+    "claude-code",
+    "codex",
+    "aider",
+)
 """When a file meets several readers' requirements, the more specific reader reads it
 (a mini-swe-agent trajectory is also a list of chat messages)."""
 
@@ -126,9 +134,7 @@ def load_transcript(
     devices, sockets and other files that are neither regular files nor pipes.
     :func:`read_transcript_file` returns the same messages with the format and the notes.
     """
-    return read_transcript_file(
-        source, format, path_hint=path_hint, max_bytes=max_bytes
-    ).messages
+    return read_transcript_file(source, format, path_hint=path_hint, max_bytes=max_bytes).messages
 
 
 def detect_format(source: Source, *, path_hint: str | Path | None = None) -> str:

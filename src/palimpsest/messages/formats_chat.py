@@ -79,7 +79,7 @@ def _convert_openai(doc: Document, notes: Notes) -> list[Message]:
 OPENAI = Reader(
     "openai",
     "an OpenAI chat transcript",
-    "a JSON list of messages, {\"messages\": [...]}, or JSONL with one message per line, "
+    'a JSON list of messages, {"messages": [...]}, or JSONL with one message per line, '
     "each an object with a 'role'",
     _check_openai,
     _convert_openai,

@@ -86,9 +86,7 @@ def check_codex(doc: Document) -> Fit:
     return partial(problem) if problem else FULL
 
 
-def _item_of(
-    where: str, line: Mapping[str, Any], notes: Notes | None
-) -> Mapping[str, Any] | None:
+def _item_of(where: str, line: Mapping[str, Any], notes: Notes | None) -> Mapping[str, Any] | None:
     """The Responses item a line carries, or ``None`` for a metadata or skipped line."""
     kind = type_of(line)
     if kind in _METADATA_TYPES or "record_type" in line:
@@ -161,7 +159,7 @@ def _convert(doc: Document, notes: Notes) -> list[Message]:
 CODEX = Reader(
     "codex",
     "a Codex CLI rollout",
-    "JSONL rollout lines ({\"type\", \"payload\"} envelopes, or the older bare items)",
+    'JSONL rollout lines ({"type", "payload"} envelopes, or the older bare items)',
     check_codex,
     _convert,
 )

@@ -76,7 +76,9 @@ def is_event(value: Any) -> bool:
 
 
 def _is_pair(value: Any) -> bool:
-    return isinstance(value, list) and len(value) == 2 and all(isinstance(v, Mapping) for v in value)
+    return (
+        isinstance(value, list) and len(value) == 2 and all(isinstance(v, Mapping) for v in value)
+    )
 
 
 def _is_history_item(value: Any) -> bool:
@@ -238,7 +240,9 @@ def _render_text_call(name: str, params: Mapping[str, Any]) -> str:
 
 def _observation_text(event: Mapping[str, Any]) -> str:
     content = event.get("content")
-    text = content if isinstance(content, str) else ("" if content is None else to_json_text(content))
+    text = (
+        content if isinstance(content, str) else ("" if content is None else to_json_text(content))
+    )
     extras = event.get("extras")
     if event.get("observation") == "run" and isinstance(extras, Mapping):
         metadata = extras.get("metadata")
@@ -316,7 +320,9 @@ class _Builder:
         if not any(parts) and isinstance(outputs, Mapping) and outputs:
             parts.append(to_json_text(outputs))
         text = "\n".join(dict.fromkeys(p for p in parts if p))
-        self.add({"role": "assistant" if event.get("source") != "user" else "user", "content": text})
+        self.add(
+            {"role": "assistant" if event.get("source") != "user" else "user", "content": text}
+        )
 
     def _tool_action(self, event: Mapping[str, Any], kind: str, args: Mapping[str, Any]) -> None:
         metadata = event.get("tool_call_metadata")
@@ -328,12 +334,12 @@ class _Builder:
             self.add({"role": "assistant", "content": f"{thought}\n{body}" if thought else body})
             return
         call_id = str(metadata["tool_call_id"])
-        name = metadata.get("function_name")
+        function_name = metadata.get("function_name")
         call = {
             "id": call_id,
             "type": "function",
             "function": {
-                "name": name if isinstance(name, str) and name else kind,
+                "name": function_name if isinstance(function_name, str) and function_name else kind,
                 "arguments": _arguments(metadata, call_id, args),
             },
         }
@@ -391,9 +397,8 @@ def _convert(doc: Document, notes: Notes) -> list[Message]:
 OPENHANDS = Reader(
     "openhands",
     "an OpenHands run",
-    "an evaluation record ({\"instance_id\", \"history\": [events]}, one per file) or a JSON "
+    'an evaluation record ({"instance_id", "history": [events]}, one per file) or a JSON '
     "list of events, each an object with an 'action' or an 'observation'",
     check_openhands,
     _convert,
 )
-

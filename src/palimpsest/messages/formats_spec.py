@@ -67,9 +67,7 @@ def records_of(doc: Document, key: str | None) -> list[Record] | None:
     return None
 
 
-def first_failure(
-    records: list[Record], test: Callable[[Any], bool], what: str
-) -> str | None:
+def first_failure(records: list[Record], test: Callable[[Any], bool], what: str) -> str | None:
     """``"<where>: <what> (found <kind>)"`` for the first record failing ``test``; else ``None``."""
     for record in records:
         if not test(record.value):
