@@ -92,3 +92,10 @@ def test_unknown_record_types_are_counted_not_refused() -> None:
     ]
     assert convert_claude_code(records, notes) == [{"role": "user", "content": "hi"}]
     assert notes.skipped == {"brand-new": 1}
+
+
+def test_the_summary_facts_quote_the_real_ask() -> None:
+    from palimpsest.summarizers.facts import extract_facts
+
+    facts = extract_facts(read_transcript_file(NOT_REQUESTS).messages)
+    assert facts.newest_request == "Apply the coupon before tax, then rerun the tests."

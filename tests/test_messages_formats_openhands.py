@@ -175,3 +175,13 @@ def test_convert_openhands_on_events_directly() -> None:
         {"role": "user", "content": "hi"},
         {"role": "assistant", "content": "hello"},
     ]
+
+
+@pytest.mark.parametrize(
+    ("path", "modified"),
+    [(RECORD, ["astropy/modeling/separable.py"]), (TRAJECTORY, ["app/api.py"])],
+)
+def test_the_summary_facts_name_the_edited_files(path: Path, modified: list[str]) -> None:
+    from palimpsest.summarizers.facts import extract_facts
+
+    assert extract_facts(load_transcript(path)).modified_files() == modified
