@@ -185,3 +185,13 @@ def test_the_summary_facts_name_the_edited_files(path: Path, modified: list[str]
     from palimpsest.summarizers.facts import extract_facts
 
     assert extract_facts(load_transcript(path)).modified_files() == modified
+
+
+def test_v1_sdk_events_are_named_and_refused(tmp_path: Path) -> None:
+    path = tmp_path / "v1.json"
+    events = [{"kind": "SystemPromptEvent", "id": "e1"}, {"kind": "MessageEvent", "id": "e2"}]
+    path.write_text(json.dumps({"instance_id": "x", "history": events}))
+    with pytest.raises(
+        TranscriptError, match=r"history\[0\] is an OpenHands V1 \(software-agent-sdk\)"
+    ):
+        load_transcript(path)

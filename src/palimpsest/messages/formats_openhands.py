@@ -85,8 +85,24 @@ def _is_history_item(value: Any) -> bool:
     return is_event(value) or (_is_pair(value) and any(is_event(v) for v in value))
 
 
+def _v1_kind(value: Any) -> str | None:
+    """The ``kind`` of an OpenHands V1 (software-agent-sdk) event, which this reader does not read."""
+    kind = value.get("kind") if isinstance(value, Mapping) else None
+    return kind if isinstance(kind, str) and kind.endswith("Event") else None
+
+
 def _history_fit(items: list[Any], where: str) -> Fit:
-    if not items or not any(_is_history_item(v) for v in items):
+    if not items:
+        return NONE
+    if not any(_is_history_item(v) for v in items):
+        for i, item in enumerate(items):
+            kind = _v1_kind(item)
+            if kind is not None:
+                return partial(
+                    f"{where}[{i}] is an OpenHands V1 (software-agent-sdk) event ('kind': "
+                    f"{kind!r}); this reader reads the V0 events of openhands/events "
+                    "('action' / 'observation')"
+                )
         return NONE
     records = [Record(f"{where}[{i}]", v) for i, v in enumerate(items)]
     problem = first_failure(
