@@ -195,3 +195,23 @@ def test_v1_sdk_events_are_named_and_refused(tmp_path: Path) -> None:
         TranscriptError, match=r"history\[0\] is an OpenHands V1 \(software-agent-sdk\)"
     ):
         load_transcript(path)
+
+
+def test_a_result_whose_call_is_not_in_the_history_is_not_an_orphan_tool_message() -> None:
+    events = [
+        {"action": "message", "source": "user", "args": {"content": "go"}},
+        {
+            "observation": "run",
+            "source": "agent",
+            "cause": 7,
+            "content": "done",
+            "extras": {"metadata": {"exit_code": 0}},
+            "tool_call_metadata": {"function_name": "execute_bash", "tool_call_id": "gone"},
+        },
+    ]
+    messages = convert_openhands(events)
+    assert messages[1] == {
+        "role": "user",
+        "content": "EXECUTION RESULT of [run]:\ndone\n[The command completed with exit code 0.]",
+    }
+    validate_transcript(messages)

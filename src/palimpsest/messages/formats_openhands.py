@@ -23,8 +23,8 @@ Events map to messages the way OpenHands itself builds its prompts
 - an action without it (CodeAct runs before native function calling) becomes assistant text
   with the call in OpenHands' text form (``<function=execute_bash><parameter=command>…``);
 - an observation that answers a call (its metadata, or its ``cause`` naming the action)
-  becomes a ``tool`` message; one that answers a text action a user message
-  ``EXECUTION RESULT of [tool]:``; a command's exit code (``extras.metadata.exit_code``) is
+  becomes a ``tool`` message; one that answers a text action, or a call the history does
+  not hold, a user message ``EXECUTION RESULT of [tool]:``; a command's exit code (``extras.metadata.exit_code``) is
   appended as ``[The command completed with exit code N.]``, and an ``error`` observation is
   marked ``_is_error``;
 - ``finish`` (and ``reject``) is the final assistant message: its ``final_thought`` /
@@ -277,6 +277,7 @@ class _Builder:
         self.notes = notes
         self.out: list[Message] = []
         self.call_of_action: dict[Any, str] = {}
+        self.call_ids: set[str] = set()
         self.text_tool_of_action: dict[Any, str] = {}
         # (response id, index of its assistant message) while only tool results follow it.
         self.open_response: tuple[str, int] | None = None
@@ -360,6 +361,7 @@ class _Builder:
             },
         }
         self.call_of_action[event.get("id")] = call_id
+        self.call_ids.add(call_id)
         response_id = _response_id(metadata)
         if response_id is not None and self.open_response and self.open_response[0] == response_id:
             self.out[self.open_response[1]]["tool_calls"].append(call)
@@ -385,9 +387,9 @@ class _Builder:
         call_id = metadata.get("tool_call_id") if isinstance(metadata, Mapping) else None
         if not isinstance(call_id, str):
             call_id = self.call_of_action.get(event.get("cause"))
-        if isinstance(call_id, str):
+        if isinstance(call_id, str) and call_id in self.call_ids:
             message: Message = {"role": "tool", "tool_call_id": call_id, "content": text}
-        else:
+        else:  # answers a text action, or a call this history does not hold
             tool = self.text_tool_of_action.get(event.get("cause"), kind)
             message = {"role": "user", "content": f"EXECUTION RESULT of [{tool}]:\n{text}"}
         if kind == "error":
