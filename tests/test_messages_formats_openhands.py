@@ -109,7 +109,7 @@ def test_codeact_trajectory_without_tool_metadata_is_text_actions() -> None:
     acted = [r for r in readings if r.actions]
     assert [a.tool for r in acted for a in r.actions] == [
         "execute_bash",
-        "str_replace_editor",
+        "edit_file",
         "execute_ipython_cell",
     ]
     assert acted[0].actions[0].command == "pytest tests/test_api.py -x"

@@ -240,8 +240,10 @@ def _text_call(action: str, args: Any) -> tuple[str, dict[str, Any]]:
         return "str_replace_editor", {k: v for k, v in params.items() if v is not None}
     if action == "edit":
         params = _clean_args(raw)
-        params.setdefault("command", "str_replace" if "old_str" in params else "edit")
-        return "str_replace_editor", params
+        if "command" in params or "old_str" in params:  # the ACI editor
+            params.setdefault("command", "str_replace")
+            return "str_replace_editor", params
+        return "edit_file", params  # the LLM-based editor: path, content, start, end
     return action, _clean_args(raw)
 
 
