@@ -64,9 +64,9 @@ _PREFERENCE = (
     "mini-swe-agent",
     "openai",
     "swe-agent",
-    "openhands",
     "claude-code",
     "codex",
+    "openhands",
     "aider",
 )
 """When a file meets several readers' requirements, the more specific reader reads it
@@ -178,10 +178,13 @@ def _refuse_empty(doc: Document) -> None:
 
 
 def _detect(doc: Document) -> Reader:
-    fits: list[tuple[Reader, Fit]] = [(READERS[n], READERS[n].check(doc)) for n in _PREFERENCE]
-    for reader, fit in fits:
+    fits: list[tuple[Reader, Fit]] = []
+    for name in _PREFERENCE:  # the first full fit wins: later readers are not asked
+        reader = READERS[name]
+        fit = reader.check(doc)
         if fit.level == "full":
             return reader
+        fits.append((reader, fit))
     partial = [(r, f) for r, f in fits if f.level == "partial"]
     if partial:
         reasons = "; ".join(

@@ -95,14 +95,13 @@ def _history_fit(items: list[Any], where: str) -> Fit:
     if not items:
         return NONE
     if not any(_is_history_item(v) for v in items):
-        for i, item in enumerate(items):
-            kind = _v1_kind(item)
-            if kind is not None:
-                return partial(
-                    f"{where}[{i}] is an OpenHands V1 (software-agent-sdk) event ('kind': "
-                    f"{kind!r}); this reader reads the V0 events of openhands/events "
-                    "('action' / 'observation')"
-                )
+        kind = _v1_kind(items[0])
+        if kind is not None:
+            return partial(
+                f"{where}[0] is an OpenHands V1 (software-agent-sdk) event ('kind': "
+                f"{kind!r}); this reader reads the V0 events of openhands/events "
+                "('action' / 'observation')"
+            )
         return NONE
     records = [Record(f"{where}[{i}]", v) for i, v in enumerate(items)]
     problem = first_failure(
@@ -140,6 +139,8 @@ def check_openhands(doc: Document) -> Fit:
                 "and a transcript is one run: write each line to its own file"
             )
         return _history_fit(records[0].value["history"], "line 1: history")
+    if not records or not is_event(records[0].value):
+        return NONE  # JSONL of events starts with one (other JSONL logs are not scanned)
     return _history_fit([r.value for r in records], "line")
 
 
