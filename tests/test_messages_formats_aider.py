@@ -7,6 +7,8 @@ from collections import Counter
 from pathlib import Path
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
 from palimpsest.errors import TranscriptError
 from palimpsest.messages import (
@@ -120,3 +122,35 @@ def test_other_text_is_not_json_and_not_aider(tmp_path: Path) -> None:
         load_transcript(path)
     assert "invalid JSON at line 1" in str(info.value)
     assert "not JSON, JSONL, or an Aider chat history" in str(info.value)
+
+
+_LINES = st.sampled_from(
+    [
+        "# aider chat started at 2025-01-01 00:00:00",
+        "#### please fix it  ",
+        "#### /add a.py  ",
+        "#### <blank>  ",
+        "> Applied edit to a.py  ",
+        "> Applied edit to b/c.py  ",
+        "> Tokens: 1k sent, 2 received.  ",
+        "> Commit abc123 fix: thing  ",
+        "a continuation line",
+        "Here is the change:",
+        "```python",
+        "```",
+        "<<<<<<< SEARCH",
+        "=======",
+        ">>>>>>> REPLACE",
+        "",
+    ]
+)
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(_LINES, max_size=30))
+def test_any_history_converts_to_a_valid_sequence(lines: list[str]) -> None:
+    messages = convert_aider("# aider chat started at 2025-01-01 00:00:00\n" + "\n".join(lines))
+    assert messages and all(m["role"] in ("user", "assistant", "tool") for m in messages)
+    validate_transcript(messages)
+    calls = sum(len(m.get("tool_calls", [])) for m in messages)
+    assert calls == sum(m["role"] == "tool" for m in messages)
