@@ -108,6 +108,14 @@ def test_reads_standard_input() -> None:
             "message 1",
         ),
         ("", "bad.json"),
+        # half-recognised: a history of OpenHands events with one item that is not an event
+        (
+            '{"history": [{"action": "message", "source": "user", "args": {"content": "x"}}, 3]}',
+            "it looks like an OpenHands run, but history[1]",
+        ),
+        # a history whose items are neither SWE-agent messages nor events: never roleless
+        ('{"history": [{"content": "x"}]}', "looks like a SWE-agent trajectory, but history[0]"),
+        ("#### fix it\n\n> Applied edit to a.py\n", "looks like an Aider chat history"),
     ],
 )
 def test_bad_input_is_one_line_exit_2(tmp_path: Path, content: str, needle: str) -> None:
@@ -117,6 +125,21 @@ def test_bad_input_is_one_line_exit_2(tmp_path: Path, content: str, needle: str)
     assert result.exit_code == 2
     assert needle in result.stderr
     assert "Traceback" not in result.stderr and len(result.stderr.strip().splitlines()) == 1
+
+
+def test_what_the_reader_passed_over_is_said_on_stderr(tmp_path: Path) -> None:
+    log = tmp_path / "session.jsonl"
+    lines = [
+        {"type": "user", "message": {"role": "user", "content": "Fix the bug in app.py"}},
+        {"type": "brand-new-record", "x": 1},
+        {"type": "assistant", "message": {"id": "m1", "role": "assistant", "content": "Done."}},
+    ]
+    log.write_text("\n".join(json.dumps(line) for line in lines) + '\n{"type": "user", "mess')
+    result = run(str(log), "--format", "claude-code")
+    assert result.exit_code == 0, result.stderr
+    assert f"note: {log}: line 4 (the last line) is cut off" in result.stderr
+    assert f"note: {log}: skipped 1 record of a type this reader does not know" in result.stderr
+    assert json.loads(result.stdout)[0]["content"] == "Fix the bug in app.py"
 
 
 def test_missing_file_and_unknown_format(tmp_path: Path) -> None:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -12,16 +13,17 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from palimpsest.errors import TranscriptError
+from palimpsest.errors import PalimpsestError, TranscriptError
 from palimpsest.messages import (
     FORMATS,
     detect_format,
     dump_transcript,
     load_transcript,
+    read_transcript_file,
     transcript_problems,
     validate_transcript,
 )
-from palimpsest.messages.content import strip_internal_keys
+from palimpsest.messages.content import ROLES, strip_internal_keys
 
 HERE = Path(__file__).parent
 TRANSCRIPTS = HERE / "data" / "transcripts"
@@ -423,14 +425,20 @@ def test_codex_function_calls_pair_with_their_outputs(tmp_path: Path) -> None:
     validate_transcript(messages)
 
 
-def test_codex_unknown_item_type_is_refused_with_its_line(tmp_path: Path) -> None:
+def test_codex_unknown_item_type_is_skipped_and_counted(tmp_path: Path) -> None:
     lines = [
         codex_item({"type": "message", "role": "user", "content": "hi"}),
         codex_item({"type": "mystery_call", "call_id": "x"}),
+        codex_item({"type": "mystery_call", "call_id": "y"}),
+        {"timestamp": "t", "type": "new_envelope", "payload": {}},
     ]
     path = write(tmp_path, "r.jsonl", jsonl(*lines))
-    with pytest.raises(TranscriptError, match="line 2: unsupported Codex item type 'mystery_call'"):
-        load_transcript(path)
+    loaded = read_transcript_file(path)
+    assert loaded.messages == [{"role": "user", "content": "hi"}]
+    assert loaded.notes == (
+        "skipped 3 records of a type this reader does not know: "
+        "item mystery_call x2, line new_envelope x1",
+    )
 
 
 def test_codex_older_bare_item_rollouts(tmp_path: Path) -> None:
@@ -454,7 +462,7 @@ def test_codex_older_bare_item_rollouts(tmp_path: Path) -> None:
     ("fmt", "phrase"),
     [
         ("claude-code", "not a Claude Code session log"),
-        ("codex", "line 1: not a Codex rollout line (it has no 'type')"),
+        ("codex", "not a Codex CLI rollout: found JSONL whose line 1 is an object with keys"),
         ("swe-agent", "not a SWE-agent trajectory"),
     ],
 )
@@ -600,7 +608,7 @@ def test_unknown_format_name(tmp_path: Path) -> None:
         load_transcript(path, format="gpt")
     assert str(info.value) == (
         f"{path}: unknown transcript format 'gpt'; use one of: auto, openai, swe-agent, "
-        "mini-swe-agent, claude-code, codex"
+        "mini-swe-agent, claude-code, codex, openhands, aider"
     )
 
 
@@ -726,3 +734,114 @@ def test_hostile_json_is_a_transcript_error(text: str, phrase: str) -> None:
 def test_lone_surrogates_are_replaced_and_pairs_kept() -> None:
     text = '[{"role": "user", "content": "\\ud83d\\ude00 \\udc00"}]'
     assert load_transcript(io.StringIO(text))[0]["content"] == "\U0001f600 \ufffd"
+
+
+# -- never a message without a role ----------------------------------------------------------
+
+_KEYS = st.sampled_from(
+    [
+        "role", "content", "type", "message", "history", "messages", "loglines", "action",
+        "observation", "source", "args", "payload", "tool_calls", "tool_call_metadata",
+        "instance_id", "extras", "cause", "id", "isMeta", "isSidechain", "record_type",
+        "timestamp", "function_name", "tool_call_id", "call_id", "name", "output",
+    ]
+)  # fmt: skip
+_WORDS = [
+    "user", "assistant", "tool", "bot", "message", "run", "finish", "response_item",
+    "function_call", "summary", "agent", "environment", "system", "x", "",
+]  # fmt: skip
+_SCALARS = st.one_of(st.none(), st.booleans(), st.integers(-3, 3), st.sampled_from(_WORDS))
+json_values = st.recursive(
+    _SCALARS,
+    lambda inner: st.lists(inner, max_size=4) | st.dictionaries(_KEYS, inner, max_size=5),
+    max_leaves=25,
+)
+documents = st.one_of(
+    st.lists(json_values, min_size=1, max_size=5),
+    st.dictionaries(_KEYS, json_values, min_size=1, max_size=5),
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(documents, st.booleans())
+def test_random_json_is_an_error_or_messages_with_roles(value: Any, as_lines: bool) -> None:
+    if as_lines and isinstance(value, list):
+        text = "\n".join(json.dumps(v) for v in value)
+    else:
+        text = json.dumps(value)
+    try:
+        messages = load_transcript(io.StringIO(text), path_hint="random.json")
+    except PalimpsestError:
+        return
+    assert messages
+    assert all(isinstance(m, dict) and m.get("role") in ROLES for m in messages)
+
+
+@pytest.mark.parametrize(
+    ("text", "phrase"),
+    [
+        ('[{"content": "no role"}]', "cannot tell the transcript format"),
+        ('[{"role": "user", "content": "a"}, {"content": "b"}]', "item 1: a message must be"),
+        ('[{"role": "bot", "content": "a"}]', "message 0: unknown role 'bot'"),
+        ('[{"role": 3, "content": "a"}]', "it looks like an OpenAI chat transcript, but item 0"),
+        (
+            '{"history": [{"action": "run", "source": "agent"}, {"content": "x"}]}',
+            "it looks like a SWE-agent trajectory, but history[0]: a SWE-agent history item",
+        ),
+        ('{"history": [{"action": "run"}, {"content": "x"}]}', "it looks like an OpenHands run"),
+    ],
+)
+def test_roleless_or_half_recognised_files_are_refused(text: str, phrase: str) -> None:
+    with pytest.raises(TranscriptError, match=re.escape(phrase)):
+        load_transcript(io.StringIO(text), path_hint="x.json")
+
+
+# -- the documented formats are exactly the readers ------------------------------------------
+
+ROOT = HERE.parent
+SAMPLE_OF_FORMAT = {
+    "openai": "fixtures/openai-chat-shapes.json",
+    "swe-agent": "swe-agent/marshmallow-1867__function_calling.traj",
+    "mini-swe-agent": "mini-swe-agent/local.traj.json",
+    "claude-code": "fixtures/claude-code-not-requests.jsonl",
+    "codex": "fixtures/codex-rollout-shell.jsonl",
+    "openhands": "fixtures/openhands-eval-record.json",
+    "aider": "fixtures/aider.chat.history.md",
+}
+
+
+def _readme_formats() -> tuple[list[str], list[str]]:
+    readme = (ROOT / "README.md").read_text()
+    listed = readme.split("Transcript formats (`--format`", 1)[1].split("\n\n", 2)[1]
+    bullets = re.findall(r"^- `([a-z-]+)`:", listed, re.M)
+    synopsis = re.search(r"\[--format auto\|([a-z|-]+)\]", readme)
+    assert synopsis is not None
+    return bullets, synopsis.group(1).split("|")
+
+
+def _transcripts_md_tables() -> list[list[str]]:
+    page = (ROOT / "docs" / "transcripts.md").read_text()
+    tables = []
+    for header in ("| format | what it reads |", "| format | requires |"):
+        rows = page.split(header, 1)[1].split("\n\n", 1)[0].splitlines()[2:]
+        tables.append([re.match(r"\| `([a-z-]+)` \|", row).group(1) for row in rows])  # type: ignore[union-attr]
+    return tables
+
+
+def test_documented_formats_are_exactly_the_readers() -> None:
+    bullets, synopsis = _readme_formats()
+    assert bullets == list(FORMATS)
+    assert synopsis == list(FORMATS)
+    reads, requires = _transcripts_md_tables()
+    assert reads == list(FORMATS)
+    assert sorted(requires) == sorted(FORMATS)
+    sessions = (ROOT / "docs" / "sessions.md").read_text()
+    assert f"[--format auto|{'|'.join(FORMATS)}]" in sessions
+
+
+@pytest.mark.parametrize("fmt", FORMATS)
+def test_every_format_has_a_sample_that_it_reads(fmt: str) -> None:
+    path = TRANSCRIPTS / SAMPLE_OF_FORMAT[fmt]
+    assert detect_format(path) == fmt
+    loaded = read_transcript_file(path)
+    assert loaded.format == fmt and loaded.messages

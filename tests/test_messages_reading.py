@@ -224,7 +224,9 @@ def test_claude_code_noise_summary_and_bash_exit_code() -> None:
 def test_claude_code_sample_session() -> None:
     _, readings = read_file(DATA / "format-samples/claude-code_sample_session.json")
     requests = [r.index for r in readings if r.kind == "request"]
-    assert requests == [0, 11, 18, 22, 28, 29]
+    # 28 is Claude Code's compaction summary (isCompactSummary), not a request
+    assert requests == [0, 11, 18, 22, 29]
+    assert readings[28].kind == "summary" and readings[28].extra["summary_source"] == "claude-code"
     assert readings[20].observation is not None and readings[20].observation.exit_code == 1
     # a ```python block in a tool-using transcript is code shown, not an action
     assert readings[21].actions == () and readings[22].kind == "request"
@@ -487,3 +489,33 @@ def test_read_from_gives_the_same_kinds_as_the_whole_reading(path: Path) -> None
         window = read_from(messages, start)
         assert [r.index for r in window] == list(range(start, len(messages)))
         assert kinds(window) == kinds(whole[start:]), start
+
+
+# -- what a format's reader already said ------------------------------------------------------
+
+
+def test_reader_marks_decide_the_kind() -> None:
+    messages = [
+        {"role": "user", "content": "aider chat started at 2025-01-01", "_host_output": "aider"},
+        {"role": "user", "content": "Fix the bug."},
+        {"role": "assistant", "content": "Here:\n```bash\nmake test\n```"},
+        {"role": "user", "content": "Tokens: 1k sent", "_host_output": "aider"},
+        {"role": "user", "content": "Caveat: written by the host", "_noise": "claude-code meta"},
+        {"role": "user", "content": "Earlier we did X.", "_summary_source": "openhands"},
+        {"role": "user", "content": "Now do Y."},
+    ]
+    readings = read_transcript(messages)
+    assert [r.kind for r in readings] == [
+        "observation",
+        "request",
+        "assistant",
+        "observation",
+        "noise",
+        "summary",
+        "request",
+    ]
+    # the host's output answers the reply before it, and is not mistaken for the task
+    assert readings[3].observation is not None and readings[3].observation.action_index == 2
+    assert readings[3].extra["host_output"] == "aider"
+    assert readings[4].extra["noise"] == "claude-code meta"
+    assert readings[5].extra["summary_source"] == "openhands"

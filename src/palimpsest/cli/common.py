@@ -39,6 +39,8 @@ class TranscriptFormat(enum.StrEnum):
     mini_swe_agent = "mini-swe-agent"
     claude_code = "claude-code"
     codex = "codex"
+    openhands = "openhands"
+    aider = "aider"
 
 
 def fail(message: str, code: int = USER_ERROR_EXIT) -> NoReturn:

@@ -25,7 +25,7 @@ from ..compaction.compressor import CompressionStats, ContextCompressor
 from ..compaction.feedback import summarize_manual_compression
 from ..config import load_settings
 from ..files import replace_file
-from ..messages import dump_transcript, load_transcript, validate_transcript
+from ..messages import dump_transcript, read_transcript_file, validate_transcript
 from ..messages.formats import DEFAULT_MAX_INPUT_BYTES
 from ..summarizers.configured import summarizer_from_settings
 from ..tokens import ExactCounter, RoughCounter, TokenCounter
@@ -43,12 +43,15 @@ FORMATS = tuple(f.value for f in TranscriptFormat)
 
 
 def _read_messages(source: str, fmt: str, max_bytes: int) -> list[dict[str, Any]]:
+    shown = source if source != "-" else "<stdin>"
     if source == "-":
-        messages = load_transcript(sys.stdin, format=fmt, path_hint="<stdin>", max_bytes=max_bytes)
+        loaded = read_transcript_file(sys.stdin, fmt, path_hint=shown, max_bytes=max_bytes)
     else:
-        messages = load_transcript(Path(source), format=fmt, max_bytes=max_bytes)
-    validate_transcript(messages, path=source if source != "-" else "<stdin>")
-    return messages
+        loaded = read_transcript_file(Path(source), fmt, max_bytes=max_bytes)
+    for note in loaded.notes:  # what the reader passed over: never silently
+        err_console.print(f"note: {shown}: {note}", markup=False, highlight=False)
+    validate_transcript(loaded.messages, path=shown)
+    return loaded.messages
 
 
 def _report_dict(

@@ -22,7 +22,14 @@ from .content import (
     strip_internal_keys,
     tool_calls_of,
 )
-from .formats import FORMATS, detect_format, dump_transcript, load_transcript
+from .formats import (
+    FORMATS,
+    LoadedTranscript,
+    detect_format,
+    dump_transcript,
+    load_transcript,
+    read_transcript_file,
+)
 from .reading import Action, MessageReading, Observation, read_transcript, read_user_turn
 from .validate import VALID_ROLES, TranscriptProblem, transcript_problems, validate_transcript
 
@@ -32,6 +39,7 @@ __all__ = [
     "VALID_ROLES",
     "Action",
     "ChatMessage",
+    "LoadedTranscript",
     "Message",
     "MessageReading",
     "Observation",
@@ -53,6 +61,7 @@ __all__ = [
     "parse_arguments",
     "prepend_text",
     "read_transcript",
+    "read_transcript_file",
     "read_user_turn",
     "render_content",
     "role_of",

@@ -1,50 +1,122 @@
 """Loading agent transcripts from files into chat-completions messages, and writing them out.
 
 Users bring transcripts from many agents. :func:`load_transcript` reads a file or text stream,
-works out which agent wrote it (from the content; the file name only breaks ties) and converts
-it faithfully: it drops only keys a provider would reject and records that are not messages
-(metadata lines, reasoning items). It does not validate the result as a provider sequence:
-what the file says is what comes back, and :func:`~palimpsest.messages.validate_transcript`
-tells whether a provider would accept it. Every failure is a :class:`TranscriptError` naming
-the file and, where known, the line or message.
+works out which agent wrote it and converts it faithfully: it drops only keys a provider
+would reject and records that are not messages (metadata lines, reasoning items, state
+changes). It does not validate the result as a provider sequence: what the file says is what
+comes back, and :func:`~palimpsest.messages.validate_transcript` tells whether a provider
+would accept it. Every failure is a :class:`TranscriptError` naming the file and, where known,
+the line or message.
 
-Formats (the names the CLI's ``--format`` accepts):
+Each format is a :class:`~.formats_spec.Reader` that states what it requires of a file.
+Detection picks the reader whose requirements the file meets in full; a file that meets no
+reader's, or one reader's only in part (a ``history`` whose items are not SWE-agent
+messages), is refused with one line naming what was expected and what was found. ``format=``
+(the CLI's ``--format``) forces a reader, which still refuses a file that does not meet its
+requirements. Whatever a reader returns passes one exit check: every message is an object
+with a known role.
 
-- ``openai``: a JSON list of messages, ``{"messages": [...]}``, or JSONL with one message per
-  line. Messages are kept as they are (this is the library's own format).
-- ``swe-agent``: a SWE-agent ``.traj`` file; its ``history`` is the transcript. Each item's
-  ``message_type`` and ``is_demo`` are kept as the internal keys ``_message_type`` and
-  ``_is_demo`` (stripped before anything leaves the process) for the reading.
-- ``mini-swe-agent``: a mini-swe-agent ``.traj.json`` (a list of messages or ``{"messages"}``).
-- ``claude-code``: a Claude Code session log (JSONL, or JSON with ``loglines``).
-- ``codex``: a Codex CLI rollout log (JSONL).
+Formats (the names the CLI's ``--format`` accepts; docs/transcripts.md describes each):
+``openai``, ``swe-agent``, ``mini-swe-agent``, ``claude-code``, ``codex``, ``openhands``,
+``aider``.
 """
 
 from __future__ import annotations
 
 import json
-import re
-import stat
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any
+from typing import Any
 
 from ..errors import TranscriptError
-from .content import Message, strip_internal_keys
-from .formats_claude import convert_claude_code, looks_like_claude_code
-from .formats_codex import convert_codex, looks_like_codex
-from .formats_common import ConversionError, Record, keep_schema_keys, tool_result_content
-from .reading_types import IS_DEMO_KEY, MESSAGE_TYPE_KEY
+from .content import ROLES, Message, strip_internal_keys
+from .formats_aider import AIDER
+from .formats_chat import MINI_SWE_AGENT, OPENAI, SWE_AGENT
+from .formats_claude import CLAUDE_CODE
+from .formats_codex import CODEX
+from .formats_common import ConversionError, Notes
+from .formats_openhands import OPENHANDS
+from .formats_parse import DEFAULT_MAX_INPUT_BYTES, Document, Source, json_kind, parse, read_source
+from .formats_spec import Fit, Reader
 
-DEFAULT_MAX_INPUT_BYTES = 256 * 1024 * 1024
-"""Largest transcript :func:`load_transcript` reads unless told otherwise (256 MiB)."""
+__all__ = [
+    "DEFAULT_MAX_INPUT_BYTES",
+    "FORMATS",
+    "READERS",
+    "LoadedTranscript",
+    "detect_format",
+    "detect_format_of",
+    "dump_transcript",
+    "load_transcript",
+    "read_transcript_file",
+]
 
-FORMATS = ("openai", "swe-agent", "mini-swe-agent", "claude-code", "codex")
+READERS: dict[str, Reader] = {
+    r.name: r for r in (OPENAI, SWE_AGENT, MINI_SWE_AGENT, CLAUDE_CODE, CODEX, OPENHANDS, AIDER)
+}
+"""Every transcript reader, by the name the CLI's ``--format`` uses."""
+
+FORMATS = tuple(READERS)
 """Transcript formats :func:`load_transcript` reads, by the names the CLI uses."""
+
+_PREFERENCE = (
+    "mini-swe-agent",
+    "openai",
+    "swe-agent",
+    "claude-code",
+    "codex",
+    "openhands",
+    "aider",
+)
+"""When a file meets several readers' requirements, the more specific reader reads it
+(a mini-swe-agent trajectory is also a list of chat messages)."""
 
 _FORMAT_LIST = ", ".join(FORMATS)
 
-Source = str | Path | IO[str]
+
+@dataclass(frozen=True)
+class LoadedTranscript:
+    """A loaded transcript: its messages, the format that read it, and what was passed over.
+
+    ``notes`` are sentences for the user: a cut-off last line that was left out, records of
+    unknown types that were skipped (with counts). Empty when the file was read whole.
+    """
+
+    messages: list[Message]
+    format: str
+    notes: tuple[str, ...] = ()
+
+
+def read_transcript_file(
+    source: Source,
+    format: str = "auto",
+    *,
+    path_hint: str | Path | None = None,
+    max_bytes: int | None = DEFAULT_MAX_INPUT_BYTES,
+) -> LoadedTranscript:
+    """Read a transcript and say how: :func:`load_transcript` with the format and notes."""
+    if format != "auto" and format not in READERS:
+        shown = path_hint if path_hint is not None else source
+        raise TranscriptError(
+            f"unknown transcript format {format!r}; use one of: auto, {_FORMAT_LIST}",
+            path=shown if isinstance(shown, str | Path) else None,
+        )
+    path, text = read_source(source, path_hint, max_bytes)
+    name = str(path_hint or path or "")
+    notes = Notes()
+    try:
+        doc = parse(text, name)
+        _refuse_empty(doc)
+        reader = _detect(doc) if format == "auto" else _forced(READERS[format], doc)
+        messages = reader.convert(doc, notes)
+    except ConversionError as err:
+        raise err.to_transcript_error(path) from None
+    if not messages:
+        raise TranscriptError(f"the {reader.name} transcript contains no messages", path=path)
+    _require_roles(messages, path)
+    notes.truncated = doc.truncated
+    return LoadedTranscript(messages, reader.name, tuple(notes.lines()))
 
 
 def load_transcript(
@@ -60,33 +132,25 @@ def load_transcript(
     messages and lends its extension to format detection. A source larger than
     ``max_bytes`` (``None``: no limit) is refused before it is read; so are character
     devices, sockets and other files that are neither regular files nor pipes.
+    :func:`read_transcript_file` returns the same messages with the format and the notes.
     """
-    if format != "auto" and format not in FORMATS:
-        shown = path_hint if path_hint is not None else source
-        raise TranscriptError(
-            f"unknown transcript format {format!r}; use one of: auto, {_FORMAT_LIST}",
-            path=shown if isinstance(shown, str | Path) else None,
-        )
-    path, text = _read(source, path_hint, max_bytes)
-    name = str(path_hint or path or "")
-    try:
-        data = _parse(text)
-        fmt = detect_format_of(data, name) if format == "auto" else format
-        messages = _CONVERTERS[fmt](data)
-    except ConversionError as err:
-        raise err.to_transcript_error(path) from None
-    if not messages:
-        raise TranscriptError(f"the {fmt} transcript contains no messages", path=path)
-    return messages
+    return read_transcript_file(source, format, path_hint=path_hint, max_bytes=max_bytes).messages
 
 
 def detect_format(source: Source, *, path_hint: str | Path | None = None) -> str:
     """The format :func:`load_transcript` with ``format="auto"`` would use for ``source``."""
-    path, text = _read(source, path_hint, DEFAULT_MAX_INPUT_BYTES)
+    path, text = read_source(source, path_hint, DEFAULT_MAX_INPUT_BYTES)
     try:
-        return detect_format_of(_parse(text), str(path_hint or path or ""))
+        doc = parse(text, str(path_hint or path or ""))
+        _refuse_empty(doc)
+        return _detect(doc).name
     except ConversionError as err:
         raise err.to_transcript_error(path) from None
+
+
+def detect_format_of(data: Any, name: str = "") -> str:
+    """The format of an already-parsed JSON value (a document, or a list of JSONL records)."""
+    return _detect(Document("json", value=data, name=name)).name
 
 
 def dump_transcript(messages: list[Message]) -> str:
@@ -105,294 +169,75 @@ def _jsonable(obj: Any) -> Any:
     raise TypeError(f"cannot write a {type(obj).__name__} as JSON")
 
 
-# -- reading and parsing -------------------------------------------------------------------
-
-
-def _too_big(size: int, limit: int) -> str:
-    return (
-        f"is {size / 1_048_576:,.1f} MiB, over the input limit of {limit / 1_048_576:,.0f} MiB; "
-        "raise it with --max-input-mb or compression.max_input_mb"
-    )
-
-
-def _read_file(path: Path, shown: str, max_bytes: int | None) -> bytes:
-    try:
-        info = path.stat()
-    except FileNotFoundError:
-        raise TranscriptError("file not found", path=shown) from None
-    except OSError as err:
-        raise TranscriptError(f"cannot read the file: {err.strerror or err}", path=shown) from None
-    if stat.S_ISDIR(info.st_mode):
-        raise TranscriptError("is a directory, not a transcript file", path=shown)
-    if not (stat.S_ISREG(info.st_mode) or stat.S_ISFIFO(info.st_mode)):
-        # /dev/zero and friends never end; a pipe does, and is read under the size limit.
-        raise TranscriptError(
-            "is not a regular file (a device or socket); pass a file, or pipe it with -",
-            path=shown,
-        )
-    if max_bytes is not None and stat.S_ISREG(info.st_mode) and info.st_size > max_bytes:
-        raise TranscriptError(_too_big(info.st_size, max_bytes), path=shown)
-    try:
-        with path.open("rb") as handle:
-            raw = handle.read(max_bytes + 1) if max_bytes is not None else handle.read()
-    except OSError as err:
-        raise TranscriptError(f"cannot read the file: {err.strerror or err}", path=shown) from None
-    if max_bytes is not None and len(raw) > max_bytes:
-        raise TranscriptError(_too_big(len(raw), max_bytes), path=shown)
-    return raw
-
-
-def _read(
-    source: Source, path_hint: str | Path | None, max_bytes: int | None = None
-) -> tuple[str | None, str]:
-    """The source's display path and its text."""
-    if isinstance(source, str | Path):
-        shown = str(source)
-        raw = _read_file(Path(source), shown, max_bytes)
-        try:
-            text = raw.decode("utf-8-sig")
-        except UnicodeDecodeError as err:
-            problem = f"not UTF-8 text (byte {err.start}); is this really a transcript?"
-            raise TranscriptError(problem, path=shown) from None
-    else:
-        shown = str(path_hint) if path_hint else str(getattr(source, "name", "<stream>"))
-        try:
-            text = source.read(max_bytes + 1) if max_bytes is not None else source.read()
-        except (OSError, UnicodeDecodeError) as err:
-            raise TranscriptError(f"cannot read the input: {err}", path=shown) from None
-        if not isinstance(text, str):
-            raise TranscriptError("the input stream must be opened in text mode", path=shown)
-        if max_bytes is not None and len(text) > max_bytes:
-            raise TranscriptError(_too_big(len(text), max_bytes), path=shown)
-    if not text.strip():
-        raise TranscriptError("the file is empty", path=shown)
-    return shown, text
-
-
-class _Lines(list[Record]):
-    """A JSONL file: one record per non-blank line."""
-
-
-_LONE_SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F][0-9a-fA-F]{2}")
-_MAX_INT_DIGITS = 4_300  # Python's default int/str conversion limit (sys.int_info)
-
-
-def _parse_int(digits: str) -> int:
-    if len(digits.lstrip("-")) > _MAX_INT_DIGITS:
-        raise ConversionError(
-            f"a number with {len(digits):,} digits is longer than palimpsest reads "
-            f"({_MAX_INT_DIGITS:,}); is this really a transcript?"
-        )
-    return int(digits)
-
-
-def _loads(text: str) -> Any:
-    """``json.loads`` with the failures a hostile file can cause turned into one line."""
-    try:
-        value = json.loads(text, parse_int=_parse_int)
-    except RecursionError:
-        raise ConversionError(
-            "the JSON is nested too deeply to be a transcript (over ~1,000 levels)"
-        ) from None
-    if _LONE_SURROGATE_ESCAPE.search(text):
-        value = _replace_lone_surrogates(value)
-    return value
-
-
-def _clean_text(text: str) -> str:
-    # A surrogate escape without its pair cannot be written as UTF-8; U+FFFD takes its place.
-    return text.encode("utf-16", "surrogatepass").decode("utf-16", "replace")
-
-
-def _replace_lone_surrogates(value: Any) -> Any:
-    """``value`` with every lone surrogate (from a ``\\udXXX`` escape) replaced by U+FFFD."""
-    if isinstance(value, str):
-        return _clean_text(value)
-    if isinstance(value, list):
-        return [_replace_lone_surrogates(v) for v in value]
-    if isinstance(value, dict):
-        return {_clean_text(k): _replace_lone_surrogates(v) for k, v in value.items()}
-    return value
-
-
-def _parse(text: str) -> Any:
-    """The whole document as one JSON value, or a :class:`_Lines` list for JSONL."""
-    try:
-        value = _loads(text)
-    except json.JSONDecodeError as whole_err:
-        return _parse_jsonl(text, whole_err)
-    if isinstance(value, Mapping) and not _is_container(value):
-        # A one-line JSONL file parses as a single object: treat it as one record.
-        return _Lines([Record("line 1", value)])
-    return value
-
-
-def _parse_jsonl(text: str, whole_err: json.JSONDecodeError) -> _Lines:
-    # Split on "\n" only: str.splitlines() would also break at U+2028 and other characters
-    # that JSON writers leave unescaped inside strings.
-    lines = text.split("\n")
-    first = next((i for i, line in enumerate(lines) if line.strip()), 0)
-    try:
-        _loads(lines[first])
-    except json.JSONDecodeError:
-        # Not JSONL either: report the error of the document as a whole.
-        raise ConversionError(
-            f"invalid JSON at line {whole_err.lineno}, column {whole_err.colno}: {whole_err.msg}"
-        ) from None
-    records = _Lines()
-    for number, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        try:
-            records.append(Record(f"line {number}", _loads(line)))
-        except json.JSONDecodeError as err:
-            raise ConversionError(
-                f"line {number}: invalid JSON at column {err.colno}: {err.msg}"
-            ) from None
-    return records
-
-
-def _is_container(value: Mapping[str, Any]) -> bool:
-    return any(isinstance(value.get(k), list) for k in ("history", "messages", "loglines"))
-
-
 # -- detection -----------------------------------------------------------------------------
 
 
-def detect_format_of(data: Any, name: str = "") -> str:
-    """The format of already-parsed transcript data; ``name`` (a file name) breaks ties."""
-    if isinstance(data, list) and not data:
+def _refuse_empty(doc: Document) -> None:
+    if doc.shape == "json" and isinstance(doc.value, list) and not doc.value:
         raise ConversionError("the transcript is an empty list: it contains no messages")
-    if isinstance(data, _Lines):
-        values = [r.value for r in data]
-    elif isinstance(data, list):
-        values = data
-    elif isinstance(data, Mapping):
-        if isinstance(data.get("history"), list):
-            return "swe-agent"
-        if isinstance(data.get("loglines"), list):
-            return "claude-code"
-        if isinstance(data.get("messages"), list):
-            return "mini-swe-agent" if _is_mini_swe_agent(data, name) else "openai"
-        values = []
-    else:
-        values = []
-    sample = [v for v in values if isinstance(v, Mapping)]
-    if any(looks_like_codex(v) for v in sample):
-        return "codex"
-    if any(looks_like_claude_code(v) for v in sample):
-        return "claude-code"
-    if sample and all("role" in v for v in sample):
-        if not isinstance(data, _Lines) and name.endswith(".traj.json"):
-            return "mini-swe-agent"
-        return "openai"
+
+
+def _detect(doc: Document) -> Reader:
+    fits: list[tuple[Reader, Fit]] = []
+    for name in _PREFERENCE:  # the first full fit wins: later readers are not asked
+        reader = READERS[name]
+        fit = reader.check(doc)
+        if fit.level == "full":
+            return reader
+        fits.append((reader, fit))
+    partial = [(r, f) for r, f in fits if f.level == "partial"]
+    if partial:
+        reasons = "; ".join(
+            f"it looks like {r.title}, but {f.found} (expected {r.expects})" for r, f in partial
+        )
+        raise ConversionError(
+            f"cannot read this transcript: {reasons}. Pass --format with one of: {_FORMAT_LIST}"
+        )
+    if doc.shape == "text":
+        if doc.text.lstrip()[:1] in ("[", "{"):
+            raise ConversionError(doc.json_error)
+        raise ConversionError(
+            f"{doc.json_error}; not JSON, JSONL, or an Aider chat history "
+            "(no '# aider chat started at' line)"
+        )
     raise ConversionError(
-        "cannot tell the transcript format; expected a JSON list of messages, a JSONL file, "
-        f"or a known agent log. Pass --format with one of: {_FORMAT_LIST}"
+        f"cannot tell the transcript format: found {_found(doc)}; expected a JSON list of "
+        "messages, a JSONL file, or a known agent log. "
+        f"Pass --format with one of: {_FORMAT_LIST}"
     )
 
 
-def _is_mini_swe_agent(data: Mapping[str, Any], name: str) -> bool:
-    fmt = data.get("trajectory_format")
-    info = data.get("info")
-    return (
-        (isinstance(fmt, str) and fmt.startswith("mini-swe-agent"))
-        or (isinstance(info, Mapping) and "mini_version" in info)
-        or name.endswith(".traj.json")
-    )
+def _forced(reader: Reader, doc: Document) -> Reader:
+    fit = reader.check(doc)
+    if fit.level == "full":
+        return reader
+    found = fit.found or _found(doc)
+    raise ConversionError(f"not {reader.title}: found {found}; expected {reader.expects}")
 
 
-# -- converters ----------------------------------------------------------------------------
+def _found(doc: Document) -> str:
+    if doc.shape == "text":
+        return f"text that is not JSON ({doc.json_error})"
+    if doc.shape == "jsonl":
+        first = doc.records[0]
+        return f"JSONL whose {first.where} is {_article(json_kind(first.value))}"
+    return _article(json_kind(doc.value))
 
 
-def _records(data: Any, key: str | None) -> list[Record]:
-    """Located records of a JSONL file, a JSON list, or the list under ``key``."""
-    if isinstance(data, _Lines):
-        return list(data)
-    if key is not None and isinstance(data, Mapping) and isinstance(data.get(key), list):
-        return [Record(f"{key}[{i}]", v) for i, v in enumerate(data[key])]
-    if isinstance(data, list):
-        return [Record(f"item {i}", v) for i, v in enumerate(data)]
-    expected = f"a list, or an object with a {key!r} list" if key else "a list"
-    raise ConversionError(f"expected {expected}, got a JSON {_json_kind(data)}")
+def _article(kind: str) -> str:
+    return f"an {kind}" if kind[:1] in "aeiou" else f"a JSON {kind}"
 
 
-def _json_kind(value: Any) -> str:
-    if isinstance(value, Mapping):
-        keys = ", ".join(list(value)[:6])
-        return f"object with keys {keys}" if keys else "empty object"
-    return {list: "array", str: "string", bool: "boolean", type(None): "null"}.get(
-        type(value), type(value).__name__
-    )
-
-
-def _message_record(record: Record) -> Mapping[str, Any]:
-    if not isinstance(record.value, Mapping):
-        raise ConversionError(f"{record.where}: a message must be a JSON object")
-    return record.value
-
-
-def _convert_openai(data: Any) -> list[Message]:
-    out: list[Message] = []
-    for record in _records(data, "messages"):
-        message = dict(_message_record(record))
-        if message.get("role") == "tool" and isinstance(message.get("content"), Mapping):
-            message["content"] = tool_result_content(message["content"])
-        out.append(message)
-    return out
-
-
-def _convert_agent_messages(key: str) -> Callable[[Any], list[Message]]:
-    def convert(data: Any) -> list[Message]:
-        out: list[Message] = []
-        for record in _records(data, key):
-            try:
-                out.append(keep_schema_keys(_message_record(record)))
-            except ConversionError as err:
-                raise ConversionError(f"{record.where}: {err.problem}") from None
-        return out
-
-    return convert
-
-
-def _convert_swe_agent(data: Any) -> list[Message]:
-    if not (isinstance(data, Mapping) and isinstance(data.get("history"), list)):
-        raise ConversionError(
-            f"not a SWE-agent trajectory: expected an object with a 'history' list, "
-            f"got a JSON {_json_kind(data)}"
-        )
-    messages = _convert_agent_messages("history")(data)
-    # SWE-agent says what each history item is (``message_type``: system_prompt,
-    # demonstration, observation, action) and marks demonstrations ``is_demo``. Providers
-    # reject those keys, but the reading needs them (the task and every observation are
-    # user messages of type "observation"), so they travel as internal ``_`` keys, which
-    # for_provider/dump_transcript strip.
-    for item, message in zip(data["history"], messages, strict=True):
-        message_type = item.get("message_type")
-        if isinstance(message_type, str) and message_type:
-            message[MESSAGE_TYPE_KEY] = message_type
-        if item.get("is_demo") is True:
-            message[IS_DEMO_KEY] = True
-    return messages
-
-
-def _convert_claude(data: Any) -> list[Message]:
-    records = _records(data, "loglines")
-    if not any(looks_like_claude_code(r.value) for r in records):
-        raise ConversionError(
-            "not a Claude Code session log: no record has type user/assistant with a 'message'"
-        )
-    return convert_claude_code(records)
-
-
-def _convert_codex(data: Any) -> list[Message]:
-    return convert_codex(_records(data, None))
-
-
-_CONVERTERS: dict[str, Callable[[Any], list[Message]]] = {
-    "openai": _convert_openai,
-    "swe-agent": _convert_swe_agent,
-    "mini-swe-agent": _convert_agent_messages("messages"),
-    "claude-code": _convert_claude,
-    "codex": _convert_codex,
-}
+def _require_roles(messages: list[Message], path: str | None) -> None:
+    """The one exit check: every message an object with a known role, whatever read it."""
+    allowed = ", ".join(sorted(ROLES))
+    for index, message in enumerate(messages):
+        if not isinstance(message, Mapping):
+            raise TranscriptError("a message must be a JSON object", path=path, index=index)
+        role = message.get("role")
+        if role is None:
+            raise TranscriptError("message has no 'role'", path=path, index=index)
+        if not isinstance(role, str) or role not in ROLES:
+            raise TranscriptError(
+                f"unknown role {role!r} (allowed: {allowed})", path=path, index=index
+            )

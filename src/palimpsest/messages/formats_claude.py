@@ -10,9 +10,18 @@ type, and the API message in ``message``. The conversion keeps every message the
   merged back into one assistant message (tool results logged between them stay after it);
 - ``thinking`` text is not content a provider accepts back as text, so it is kept in the
   internal ``_reasoning`` key (dropped on output);
-- ``summary`` lines, bookkeeping lines (``system``, ``file-history-snapshot``, ...) and
-  sidechain lines (a sub-agent's own conversation, whose answer already appears as the tool
-  result of the main conversation) are not messages of this conversation and are skipped.
+- ``summary`` lines, bookkeeping lines (``system``, including the ``compact_boundary``
+  marker, ``file-history-snapshot``, ...) and sidechain lines (a sub-agent's own
+  conversation, whose answer already appears as the tool result of the main conversation)
+  are not messages of this conversation and are skipped; a line of a type not listed here is
+  skipped too and counted in the load's notes.
+
+Records that are in the user role but are not the person's ask keep their text and say what
+they are for the reading: ``isMeta`` lines (host-written context such as the local-command
+caveat or an expanded skill) carry the internal key ``_noise``, the compaction summary
+(``isCompactSummary``) carries ``_summary_source``. Command wrappers (``<command-name>``,
+``<local-command-stdout>``) and interrupt notices are recognised by the reading from their
+text (:mod:`.reading_noise`).
 """
 
 from __future__ import annotations
@@ -23,29 +32,51 @@ from typing import Any
 from .content import Message
 from .formats_common import (
     ConversionError,
+    Notes,
     Record,
     collapse_parts,
     normalize_part,
     text_part,
     to_json_text,
     tool_result_content,
+    type_of,
 )
+from .formats_parse import Document
+from .formats_spec import FULL, NONE, Fit, Reader, first_failure, partial, records_of
+from .reading_types import NOISE_KEY, SUMMARY_SOURCE_KEY
 
 MESSAGE_TYPES = frozenset({"user", "assistant"})
+BOOKKEEPING_TYPES = frozenset(
+    {"summary", "system", "file-history-snapshot", "queue-operation", "progress"}
+)
+"""Record types that are not messages and are skipped without a note."""
 
 
 def looks_like_claude_code(value: Any) -> bool:
     """True for one Claude Code log record (a line of the JSONL file)."""
     if not isinstance(value, Mapping):
         return False
-    kind = value.get("type")
+    kind = type_of(value)
     if kind in MESSAGE_TYPES and isinstance(value.get("message"), Mapping):
         return True
     return kind == "summary" and "leafUuid" in value
 
 
-def convert_claude_code(records: list[Record]) -> list[Message]:
-    """Messages of a Claude Code session, in log order."""
+def _has_type(value: Any) -> bool:
+    return isinstance(value, Mapping) and isinstance(value.get("type"), str)
+
+
+def check_claude_code(doc: Document) -> Fit:
+    """Every record an object with a ``type``, at least one a user/assistant message line."""
+    records = records_of(doc, "loglines")
+    if records is None or not any(looks_like_claude_code(r.value) for r in records):
+        return NONE
+    problem = first_failure(records, _has_type, "a Claude Code log record has a 'type'")
+    return partial(problem) if problem else FULL
+
+
+def convert_claude_code(records: list[Record], notes: Notes | None = None) -> list[Message]:
+    """Messages of a Claude Code session, in log order; unknown record types go to ``notes``."""
     out: list[Message] = []
     # message.id and position of the last assistant message while only tool results follow it.
     open_id: str | None = None
@@ -54,8 +85,12 @@ def convert_claude_code(records: list[Record]) -> list[Message]:
         line = record.value
         if not isinstance(line, Mapping):
             raise ConversionError(f"{record.where}: expected a JSON object, got {_kind(line)}")
-        kind = line.get("type")
-        if kind not in MESSAGE_TYPES or line.get("isSidechain") is True:
+        kind = type_of(line)
+        if kind not in MESSAGE_TYPES:
+            if notes is not None and kind not in BOOKKEEPING_TYPES:
+                notes.skip(str(kind))
+            continue
+        if line.get("isSidechain") is True:
             continue
         message = line.get("message")
         if not isinstance(message, Mapping):
@@ -71,6 +106,7 @@ def convert_claude_code(records: list[Record]) -> list[Message]:
             open_id = msg_id if isinstance(msg_id, str) else None
         else:
             converted = _user_messages(record.where, message.get("content"))
+            _mark_host_records(line, converted)
             out.extend(converted)
             if any(m["role"] != "tool" for m in converted):
                 open_id = None
@@ -79,6 +115,31 @@ def convert_claude_code(records: list[Record]) -> list[Message]:
 
 def _kind(value: Any) -> str:
     return type(value).__name__
+
+
+def _mark_host_records(line: Mapping[str, Any], converted: list[Message]) -> None:
+    """Say what a user line is when Claude Code marks it as not typed by the person."""
+    for message in converted:
+        if message["role"] != "user":
+            continue
+        if line.get("isCompactSummary") is True:
+            message[SUMMARY_SOURCE_KEY] = "claude-code"
+        elif line.get("isMeta") is True:
+            message[NOISE_KEY] = "claude-code meta"
+
+
+def _convert(doc: Document, notes: Notes) -> list[Message]:
+    return convert_claude_code(records_of(doc, "loglines") or [], notes)
+
+
+CLAUDE_CODE = Reader(
+    "claude-code",
+    "a Claude Code session log",
+    "JSONL (or {\"loglines\": [...]}) of records with a 'type', user/assistant ones with a "
+    "'message' object",
+    check_claude_code,
+    _convert,
+)
 
 
 def _assistant_message(where: str, content: Any) -> Message:

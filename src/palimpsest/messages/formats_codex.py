@@ -17,7 +17,8 @@ Items map to chat-completions messages as follows:
 - ``reasoning`` items are skipped (encrypted or summarized thinking, not conversation text);
   ``web_search_call`` items are skipped too (server-side searches with no result item).
 
-Any other item type is refused with an error naming its line rather than being dropped.
+A line or item of any other type is skipped and counted in the load's notes (Codex adds item
+types between releases; a newer rollout still loads, and says what it passed over).
 """
 
 from __future__ import annotations
@@ -28,12 +29,16 @@ from typing import Any
 from .content import Message, part_type
 from .formats_common import (
     ConversionError,
+    Notes,
     Record,
     collapse_parts,
     normalize_part,
     to_json_text,
     tool_result_content,
+    type_of,
 )
+from .formats_parse import Document
+from .formats_spec import FULL, NONE, Fit, Reader, first_failure, partial, records_of
 
 ROLLOUT_TYPES = frozenset({"session_meta", "response_item", "turn_context", "event_msg"})
 _METADATA_TYPES = frozenset({"session_meta", "turn_context", "event_msg", "compacted"})
@@ -50,7 +55,7 @@ def looks_like_codex(value: Any) -> bool:
     """True for one rollout line, in the current envelope form or the older bare form."""
     if not isinstance(value, Mapping):
         return False
-    kind = value.get("type")
+    kind = type_of(value)
     if kind in ROLLOUT_TYPES and isinstance(value.get("payload"), Mapping):
         return True
     if value.get("record_type") == "state" or kind in _SKIPPED_ITEMS | _CALL_ITEMS | _OUTPUT_ITEMS:
@@ -63,9 +68,29 @@ def looks_like_codex(value: Any) -> bool:
     )
 
 
-def _item_of(where: str, line: Mapping[str, Any]) -> Mapping[str, Any] | None:
-    """The Responses item a line carries, or ``None`` for a metadata line."""
-    kind = line.get("type")
+def _is_rollout_line(value: Any) -> bool:
+    """An envelope or older bare line: an object with a ``type``, or a header/state marker."""
+    if not isinstance(value, Mapping):
+        return False
+    return (
+        isinstance(value.get("type"), str)
+        or "record_type" in value
+        or ("id" in value and "timestamp" in value)
+    )
+
+
+def check_codex(doc: Document) -> Fit:
+    """Every line a rollout line (typed, or a header/state marker), one at least Codex's own."""
+    records = records_of(doc, None)
+    if records is None or not any(looks_like_codex(r.value) for r in records):
+        return NONE
+    problem = first_failure(records, _is_rollout_line, "a Codex rollout line has a 'type'")
+    return partial(problem) if problem else FULL
+
+
+def _item_of(where: str, line: Mapping[str, Any], notes: Notes | None) -> Mapping[str, Any] | None:
+    """The Responses item a line carries, or ``None`` for a metadata or skipped line."""
+    kind = type_of(line)
     if kind in _METADATA_TYPES or "record_type" in line:
         return None
     if kind == "response_item":
@@ -79,11 +104,18 @@ def _item_of(where: str, line: Mapping[str, Any]) -> Mapping[str, Any] | None:
         return None  # older rollouts: the session header line
     if kind is None:
         raise ConversionError(f"{where}: not a Codex rollout line (it has no 'type')")
-    raise ConversionError(f"{where}: unknown rollout line type {kind!r}")
+    if notes is None:
+        raise ConversionError(f"{where}: unknown rollout line type {kind!r}")
+    notes.skip(f"line {kind}")
+    return None
 
 
-def convert_codex(records: list[Record]) -> list[Message]:
-    """Messages of a Codex rollout, in log order."""
+def convert_codex(records: list[Record], notes: Notes | None = None) -> list[Message]:
+    """Messages of a Codex rollout, in log order.
+
+    Lines and items of unknown types are counted in ``notes``; without ``notes`` they are
+    refused with an error naming the line.
+    """
     out: list[Message] = []
     # True while the last emitted message is an assistant message that calls may join.
     joinable = False
@@ -91,10 +123,10 @@ def convert_codex(records: list[Record]) -> list[Message]:
         line = record.value
         if not isinstance(line, Mapping):
             raise ConversionError(f"{record.where}: expected a JSON object, got {_kind(line)}")
-        item = _item_of(record.where, line)
+        item = _item_of(record.where, line, notes)
         if item is None:
             continue
-        item_type = item.get("type")
+        item_type = type_of(item)
         if item_type in _SKIPPED_ITEMS:
             continue
         if item_type == "message":
@@ -111,6 +143,8 @@ def convert_codex(records: list[Record]) -> list[Message]:
         elif item_type in _OUTPUT_ITEMS:
             out.append(_tool_result(record.where, item))
             joinable = False
+        elif notes is not None:
+            notes.skip(f"item {item_type}")
         else:
             raise ConversionError(
                 f"{record.where}: unsupported Codex item type {item_type!r} "
@@ -118,6 +152,19 @@ def convert_codex(records: list[Record]) -> list[Message]:
                 "custom_tool_call_output, local_shell_call, reasoning)"
             )
     return out
+
+
+def _convert(doc: Document, notes: Notes) -> list[Message]:
+    return convert_codex(records_of(doc, None) or [], notes)
+
+
+CODEX = Reader(
+    "codex",
+    "a Codex CLI rollout",
+    'JSONL rollout lines ({"type", "payload"} envelopes, or the older bare items)',
+    check_codex,
+    _convert,
+)
 
 
 def _kind(value: Any) -> str:
@@ -150,7 +197,7 @@ def _tool_call(where: str, item: Mapping[str, Any]) -> dict[str, Any]:
     call_id = item.get("call_id") or item.get("id")
     if not isinstance(call_id, str) or not call_id:
         raise ConversionError(f"{where}: {item.get('type')} item has no 'call_id'")
-    item_type = item.get("type")
+    item_type = type_of(item)
     if item_type == "local_shell_call":
         name: Any = "local_shell"
         arguments: Any = to_json_text(item.get("action", {}))

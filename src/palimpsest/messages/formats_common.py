@@ -8,8 +8,9 @@ the user's file. The helpers here only reshape data; none of them drops text.
 from __future__ import annotations
 
 import json
+from collections import Counter
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,6 +31,34 @@ class Record:
     value: Any
 
 
+@dataclass
+class Notes:
+    """What a reader passed over: records of unknown types (counted), a cut-off last line.
+
+    Readers never fail on a record type they do not know, and never drop one silently:
+    they count it here, and the loader reports the counts with the messages.
+    """
+
+    skipped: Counter[str] = field(default_factory=Counter)
+    truncated: str | None = None
+
+    def skip(self, what: str) -> None:
+        """Count one record the reader passed over (``what``: its type, as the file says)."""
+        self.skipped[what] += 1
+
+    def lines(self) -> list[str]:
+        """The notes as sentences, for a report (empty when nothing was passed over)."""
+        out: list[str] = []
+        if self.truncated:
+            out.append(self.truncated)
+        if self.skipped:
+            total = sum(self.skipped.values())
+            kinds = ", ".join(f"{kind} x{n}" for kind, n in sorted(self.skipped.items()))
+            noun = "record" if total == 1 else "records"
+            out.append(f"skipped {total} {noun} of a type this reader does not know: {kinds}")
+        return out
+
+
 class ConversionError(Exception):
     """Raised inside a converter; the loader adds the file path and re-raises TranscriptError."""
 
@@ -40,6 +69,12 @@ class ConversionError(Exception):
 
     def to_transcript_error(self, path: str | Path | None) -> TranscriptError:
         return TranscriptError(self.problem, path=path, index=self.index)
+
+
+def type_of(value: Any) -> str | None:
+    """The ``type`` of a JSON object when it is a string; ``None`` for anything else."""
+    kind = value.get("type") if isinstance(value, Mapping) else None
+    return kind if isinstance(kind, str) else None
 
 
 def to_json_text(value: Any) -> str:
@@ -72,7 +107,7 @@ def normalize_part(part: Any) -> Any:
     """
     if not isinstance(part, Mapping):
         return part
-    kind = part.get("type")
+    kind = type_of(part)
     if kind in TEXT_TYPES and isinstance(part.get("text"), str):
         return text_part(part["text"])
     if kind == "input_image":

@@ -55,8 +55,11 @@ from .reading_observation import (
 )
 from .reading_text import parse_text_actions
 from .reading_types import (
+    HOST_OUTPUT_KEY,
     IS_DEMO_KEY,
     MESSAGE_TYPE_KEY,
+    NOISE_KEY,
+    SUMMARY_SOURCE_KEY,
     Action,
     ActionStyle,
     Kind,
@@ -304,6 +307,9 @@ class _Reader:
             # Work happened before a summary: what follows it is no longer the task.
             self.assistant_since_system = True
             return summary
+        marked = self._marked_by_reader(index, message)
+        if marked is not None:
+            return marked
         text = _text(message)
         source = foreign_summary_source(text) if text else None
         if source is not None:
@@ -340,6 +346,25 @@ class _Reader:
         ):
             return self._user_observation(index, text, self.last_assistant, None, extra)
         return self._request(index, text, content, extra)
+
+    def _marked_by_reader(self, index: int, message: Mapping[str, Any]) -> MessageReading | None:
+        """The reading a format's reader already stated (internal keys), or ``None``."""
+        source = message.get(SUMMARY_SOURCE_KEY)
+        if isinstance(source, str) and source:
+            self.assistant_since_system = True
+            extra = {"summary_source": source}
+            return MessageReading(index, "user", "summary", _text(message).strip(), extra=extra)
+        reason = message.get(NOISE_KEY)
+        if isinstance(reason, str) and reason:
+            return MessageReading(index, "user", "noise", _text(message), extra={"noise": reason})
+        host = message.get(HOST_OUTPUT_KEY)
+        if isinstance(host, str) and host:
+            text = _text(message)
+            self.pending = None  # the host's output is what became of a text action
+            observation = Observation(text, None, None, self.last_assistant, host)
+            extra = {"host_output": host}
+            return MessageReading(index, "user", "observation", text, (), observation, extra)
+        return None
 
     def _request(
         self, index: int, text: str, content: Any, extra: dict[str, Any]

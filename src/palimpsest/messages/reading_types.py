@@ -12,8 +12,11 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 __all__ = [
+    "HOST_OUTPUT_KEY",
     "IS_DEMO_KEY",
     "MESSAGE_TYPE_KEY",
+    "NOISE_KEY",
+    "SUMMARY_SOURCE_KEY",
     "Action",
     "ActionStyle",
     "Kind",
@@ -26,6 +29,18 @@ MESSAGE_TYPE_KEY = "_message_type"
 
 IS_DEMO_KEY = "_is_demo"
 """Internal key where the SWE-agent loader keeps ``is_demo: true``."""
+
+NOISE_KEY = "_noise"
+"""Internal key a reader sets on a user message its format marks as host-written (Claude
+Code's ``isMeta``); the value is the reason, and the reading reads the message as noise."""
+
+SUMMARY_SOURCE_KEY = "_summary_source"
+"""Internal key a reader sets on a message its format marks as a compaction summary (Claude
+Code's ``isCompactSummary``, OpenHands' condensation); the value names the agent."""
+
+HOST_OUTPUT_KEY = "_host_output"
+"""Internal key a reader sets on a user message that holds an agent host's own output (Aider's
+``>`` lines); the value names the host, and the reading reads the message as an observation."""
 
 Kind = Literal["system", "request", "assistant", "observation", "summary", "noise"]
 
@@ -90,7 +105,7 @@ class MessageReading:
     (a merged summary's own message content), ``observations`` (every result of an Anthropic
     ``tool_result`` message, in order), ``is_error``, ``truncated``, ``no_output``,
     ``open_file`` and ``cwd`` (SWE-agent's state trailer), ``malformed`` (not a dict),
-    ``unknown_role``.
+    ``unknown_role``, ``host_output`` (the host whose own output a user message holds).
     """
 
     index: int
