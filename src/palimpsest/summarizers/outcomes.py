@@ -13,6 +13,7 @@ import re
 
 from ..compaction.oneliners import is_pruned_content
 from .actions import Action, clip, is_shell_tool
+from .error_lines import TRACEBACK, last_error_line, mentions_failure
 
 __all__ = ["apply_result", "trailer_hints"]
 
@@ -53,16 +54,6 @@ _ERROR_IN_LINE = re.compile(
     r"\b[A-Z]\w*(?:Error|Exception)\b|\berror\b|\bERROR\b|\bfatal\b|\bFATAL\b"
     r"|No such file or directory|command not found|Permission denied|does not exist|\bnot found\b"
 )
-# With no exit code, only an error *at the start of a line* counts as failure: code in a
-# diff or a file listing mentions "Error" too.
-_FAIL_START = re.compile(
-    r"(?:[\w.]*(?:Error|Exception)|error|ERROR|fatal|FATAL|FAILED)\b[:\s]"
-    r"|.*: (?:command not found|No such file or directory|Permission denied)"
-)
-_FAIL_WORDS = (
-    "error", "failed", "exception", "traceback", "not found", "no such file", "does not exist",
-    "permission denied", "invalid", "cannot", "could not", "unable to", "did not appear",
-)  # fmt: skip
 
 
 def _window(text: str) -> str:
@@ -135,11 +126,16 @@ def _lines_with_errors(text: str) -> list[str]:
 
 
 def _error_line(text: str) -> str | None:
-    start = text.find("Traceback (most recent call last)")
+    """The last error a program printed (a traceback's exception line, an ``Error: …``
+    line, a pytest ``FAILED`` line); else the first line naming an error word."""
+    start = text.rfind(TRACEBACK)
     if start != -1:
         match = _EXCEPTION_LINE.search(text, start)
         if match:
             return clip(match.group(0), 240)
+    last = last_error_line(text)
+    if last is not None:
+        return clip(last, 240)
     for line in _lines_with_errors(text):
         if _ERROR_IN_LINE.search(line):
             return clip(line, 240)
@@ -147,9 +143,8 @@ def _error_line(text: str) -> str | None:
 
 
 def _failure_start(text: str) -> bool:
-    if "Traceback (most recent call last)" in text:
-        return True
-    return any(_FAIL_START.match(line) for line in _lines_with_errors(text))
+    """Failure read from the output alone: a traceback or any line in an error's form."""
+    return TRACEBACK in text or last_error_line(text) is not None
 
 
 def _strip_trailers(text: str) -> tuple[str, str | None, str | None, int | None]:
@@ -212,8 +207,8 @@ def _blank(text: str) -> bool:
 
 
 def _looks_failed(head: str) -> bool:
-    lower = head.lower()
-    return any(word in lower for word in _FAIL_WORDS)
+    """A file tool's first line reports a refusal; a name or path holding "error" does not."""
+    return mentions_failure(head)
 
 
 def trailer_hints(text: str) -> tuple[str | None, str | None]:
