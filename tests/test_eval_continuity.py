@@ -84,9 +84,12 @@ def test_a_span_without_failures_or_requests_reports_not_applicable() -> None:
     for system in case.systems:
         assert system.probes.files_named is None
         assert system.probes.unresolved_failure_kept is None
+    # every parse_step_N is named once and never again: nothing the run used later
+    assert case.facts is not None and case.facts.nothing_to_probe
     summary = aggregate(cases)
     assert summary["masking"]["files_named"] is None
-    assert summary["masking"]["identifiers_kept"] is not None
+    assert summary["masking"]["identifiers_kept"] is None
+    assert summary["masking"]["nothing_to_probe"] == 1
 
 
 class _Forgetful:

@@ -148,7 +148,7 @@ def _case(
         stats.head_messages,
         stats.head_messages + stats.middle_messages,
     )
-    facts = span_facts(prefix, start, end, head)
+    facts = span_facts(prefix, start, end, head, run=messages)
     after = counter.count_messages(result)
     systems = [
         SystemResult(
@@ -204,11 +204,15 @@ def aggregate(cases: Sequence[CaseResult]) -> dict[str, dict[str, Any]]:
         p = [r.probes for r in rows]
         out[system] = {
             "cases": len(rows),
+            "nothing_to_probe": sum(
+                1 for c in cases if c.compacted and c.facts is not None and c.facts.nothing_to_probe
+            ),
             "files_named": _ratio([x.files_named for x in p]),
             "request_kept": _count([x.request_kept for x in p]),
             "last_failure_kept": _count([x.last_failure_kept for x in p]),
             "unresolved_failure_kept": _count([x.unresolved_failure_kept for x in p]),
             "identifiers_kept": _ratio([x.identifiers_kept for x in p]),
+            "identifier_names_kept": _ratio([x.identifier_names_kept for x in p]),
             "tokens_removed_pct": (
                 round(sum(r.removed_pct for r in rows) / len(rows), 2) if rows else None
             ),
