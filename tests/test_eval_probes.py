@@ -313,3 +313,28 @@ def test_a_file_named_for_errors_is_not_a_failure() -> None:
     assert facts.last_failure is not None
     assert facts.last_failure.key == "python /x/reproduce_error.py"
     assert facts.last_failure.error_line == "Bareiss failed with: TypeError Invalid NaN comparison"
+
+
+def test_a_success_quoted_as_an_error_is_counted() -> None:
+    messages = [
+        SYSTEM,
+        TASK,
+        call(
+            "c1",
+            "str_replace_editor",
+            command="create",
+            path="/x/reproduce_error.py",
+            file_text="1",
+        ),
+        result("c1", "File created successfully at: /x/reproduce_error.py"),
+    ]
+    facts = span_facts(messages, 2, len(messages))
+    wrong = (
+        "1. WRITE reproduce_error.py — error: File created successfully at: /x/reproduce_error.py"
+    )
+    right = "1. WRITE reproduce_error.py — 1 lines"
+    assert score(facts, wrong, wrong).successes_as_failures == (
+        "File created successfully at: /x/reproduce_error.p",  # the first 50 characters
+    )
+    assert score(facts, right, right).successes_as_failures == ()
+    assert score(facts, wrong, None).successes_as_failures == ()  # no summary: not judged

@@ -213,6 +213,7 @@ def aggregate(cases: Sequence[CaseResult]) -> dict[str, dict[str, Any]]:
             "unresolved_failure_kept": _count([x.unresolved_failure_kept for x in p]),
             "identifiers_kept": _ratio([x.identifiers_kept for x in p]),
             "identifier_names_kept": _ratio([x.identifier_names_kept for x in p]),
+            "successes_as_failures": sum(len(x.successes_as_failures) for x in p),
             "tokens_removed_pct": (
                 round(sum(r.removed_pct for r in rows) / len(rows), 2) if rows else None
             ),

@@ -23,6 +23,9 @@ Matching rules, so every figure can be reproduced by hand:
   marked as an error) is not a probe; it is counted as ``unprobed_failures``.
 - "Kept" looks in the result after the head: the head is never compacted, and SWE-agent
   heads quote demonstration commands that would otherwise match by accident.
+- A success is listed as a failure when the summary quotes the first output line of a
+  step that succeeded (its first :data:`SUCCESS_LINE_CHARS` characters, when that line
+  has at least :data:`SUCCESS_LINE_MIN`) after ``error``/``failed`` on the same line.
 - A probe with nothing to check is ``None`` (shown as n/a), never a pass or a fail.
 """
 
@@ -58,6 +61,8 @@ REQUEST_WHOLE_LIMIT = 1_000
 REQUEST_OPENING_CHARS = 300
 COMMAND_CHARS = 60
 ERROR_CHARS = 80
+SUCCESS_LINE_MIN = 12
+SUCCESS_LINE_CHARS = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -85,6 +90,9 @@ class SpanFacts:
     """Each identifier's weight: how many later assistant messages used it."""
     unprobed_failures: int = 0
     """Failures with no error text to look for (``ERROR:`` alone): not probes."""
+    successes: tuple[str, ...] = ()
+    """The first output line of each step of the span that succeeded: a summary that
+    quotes one as an error has listed a success as a failure."""
 
     @property
     def nothing_to_probe(self) -> bool:
@@ -106,6 +114,8 @@ class ProbeScore:
     identifiers_missing: tuple[str, ...] = field(default=())
     identifier_names_kept: tuple[int, int] | None = None
     """Kept and total identifiers, each counted once."""
+    successes_as_failures: tuple[str, ...] = ()
+    """Successful steps' output lines that the summary quotes as an error."""
 
 
 def _norm(text: str) -> str:
@@ -215,6 +225,16 @@ def span_facts(
     failures = [f for f in every if f.error_line]
     unresolved = [f for f in failures if not f.fixed]
     head_text = messages_text(messages[:head])
+    successes = tuple(
+        dict.fromkeys(
+            _first_line(step.outcome.text)
+            for step in steps
+            if start <= step.index < end
+            and step.outcome is not None
+            and not step.failed
+            and len(_first_line(step.outcome.text)) >= SUCCESS_LINE_MIN
+        )
+    )
     used = [
         u
         for u in later_used_names(run if run is not None else messages, start, end)
@@ -228,7 +248,20 @@ def span_facts(
         identifiers=tuple(u.name for u in used),
         identifier_uses={u.name: u.uses for u in used},
         unprobed_failures=len(every) - len(failures),
+        successes=successes,
     )
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return _norm(line)[:SUCCESS_LINE_CHARS]
+    return ""
+
+
+def _quoted_as_error(line: str, summary: str) -> bool:
+    pattern = r"(?i)\b(?:error|errors|failed|failure)\b:?[^\n]{0,80}?" + re.escape(line)
+    return re.search(pattern, summary) is not None
 
 
 def _named(path: str, text: str) -> bool:
@@ -272,4 +305,9 @@ def score(facts: SpanFacts, kept_text: str, summary_text: str | None) -> ProbeSc
         identifiers_kept=(weight - lost, weight) if n_ids else None,
         identifiers_missing=ids_missing,
         identifier_names_kept=(n_ids - len(ids_missing), n_ids) if n_ids else None,
+        successes_as_failures=(
+            tuple(x for x in facts.successes if _quoted_as_error(x, _norm(summary_text)))
+            if summary_text
+            else ()
+        ),
     )
