@@ -24,6 +24,8 @@ from ..messages.content import content_text
 from ..messages.reading import MessageReading, Observation, read_transcript
 from .actions import Action, classify_reading, clip
 from .facts import MAX_MENTIONS, Failure, Question, SpanFacts
+from .identifiers import SCAN_CHARS
+from .later_use import NameUse
 from .outcomes import apply_result, trailer_hints
 
 __all__ = ["Walker"]
@@ -95,6 +97,8 @@ class Walker:
     def __init__(self, turns: Sequence[Any]) -> None:
         self.turns = turns
         self.facts = SpanFacts()
+        self.uses = self.facts.name_use = NameUse(self.facts.identifiers)
+        self.at = 0
         self.by_call: dict[str, list[Action]] = {}
         self.by_message: dict[int, list[Action]] = {}
         # actions still waiting for output, oldest first (a dict: O(1) removal by identity)
@@ -114,6 +118,7 @@ class Walker:
         for position, reading in enumerate(readings):
             self.scan = position >= scan_from
             self.names = position >= names_from
+            self.at = reading.index  # the index space of actions and observations
             kind = reading.kind
             if kind == "assistant":
                 self._assistant(reading)
@@ -155,6 +160,7 @@ class Walker:
 
     def _assistant(self, reading: MessageReading) -> None:
         tally = self.facts.identifiers
+        used: list[str] = []
         for read_action in reading.actions:
             arguments = read_action.arguments
             if not isinstance(arguments, dict):  # a lazy mapping: parse it once, here
@@ -166,15 +172,17 @@ class Walker:
             self.by_message.setdefault(reading.index, []).append(action)
             self.unmatched[id(action)] = action
             if self.names:
-                tally.add(read_action.command or "")
+                used += tally.add(read_action.command or "")
                 for key in _EDIT_TEXT_KEYS.intersection(arguments):
                     value = arguments[key]
                     if isinstance(value, str):
-                        tally.add(value)
+                        used += tally.add(value)
         text = reading.text
+        if text and not text.isspace() and self.names:
+            used += tally.add(text)
+        if used:
+            self.uses.agent_used(reading.index, used)
         if text and not text.isspace():
-            if self.names:
-                tally.add(text)
             self._assistant_text(text, bool(reading.actions))
         elif reading.actions:
             self.facts.ends_with_work = True
@@ -235,6 +243,9 @@ class Walker:
         raw = content_text(message.get("content")) if message is not None else ""
         open_file, cwd = trailer_hints(raw)
         self._result(action, observation, open_file, cwd)
+        if self.names:
+            # names a tool printed count once the agent uses them (see .later_use)
+            self.uses.saw_output(self.at, observation.output, SCAN_CHARS)
 
     def _answered(self, observation: Observation) -> Action | None:
         """The action ``observation`` is the output of, removed from the waiting lists.
