@@ -50,9 +50,7 @@ def main() -> None:
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args()
     files = [
-        p
-        for p in transcripts()
-        if args.split == "all" or held_out(p) == (args.split == "held-out")
+        p for p in transcripts() if args.split == "all" or held_out(p) == (args.split == "held-out")
     ]
     if not args.json:
         print(f"# {args.split}: {len(files)} files  python {platform.python_version()}")
