@@ -50,10 +50,14 @@ def default_compressor(window: int) -> ContextCompressor:
 
 @dataclass(frozen=True)
 class SystemResult:
+    """One system's result on one case; ``messages`` is the context it produced (kept for
+    a second reading, e.g. the independent scorer of the tests; not in :meth:`to_dict`)."""
+
     system: str
     tokens_before: int
     tokens_after: int
     probes: ProbeScore
+    messages: tuple[dict[str, Any], ...] = field(default=(), repr=False, compare=False)
 
     @property
     def removed_pct(self) -> float:
@@ -81,6 +85,7 @@ class CaseResult:
         out = asdict(self)
         for system, row in zip(self.systems, out["systems"], strict=True):
             row["tokens_removed_pct"] = round(system.removed_pct, 2)
+            row.pop("messages", None)
         return out
 
 
@@ -156,6 +161,7 @@ def _case(
             before,
             after,
             score(facts, messages_text(result[head:]), _summary_text(result)),
+            tuple(result),
         )
     ]
     masked = observation_masking(prefix)
@@ -165,6 +171,7 @@ def _case(
             before,
             counter.count_messages(masked),
             score(facts, messages_text(masked[head:]), None),
+            tuple(masked),
         )
     )
     cut = truncation(prefix, head, after, counter)
@@ -174,6 +181,7 @@ def _case(
             before,
             counter.count_messages(cut),
             score(facts, messages_text(cut[head:]), None),
+            tuple(cut),
         )
     )
     return case(

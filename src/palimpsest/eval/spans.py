@@ -18,6 +18,7 @@ or a success message is not a failure.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -140,7 +141,23 @@ def _exit_code(text: str) -> int | None:
     return None
 
 
+def _json_body(text: str) -> str:
+    """A tool answer written as JSON (Codex: ``{"output": ..., "metadata": {"exit_code":
+    N}}``, or with ``stderr``/``error`` fields) as the text it carries."""
+    if not text.lstrip().startswith("{"):
+        return text
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    if not isinstance(value, dict) or not isinstance(value.get("output"), str):
+        return text
+    extra = [value.get(k) for k in ("stderr", "error")]
+    return "\n".join([value["output"], *(e for e in extra if isinstance(e, str) and e)])
+
+
 def _strip_envelope(text: str) -> str:
+    text = _json_body(text)
     text = re.sub(r"^\s*OBSERVATION:\s*", "", text)
     text = _RETURNCODE_RE.sub("", text)
     text = re.sub(r"</?output(?:_head|_tail)?>", "", text)

@@ -13,7 +13,7 @@ import re
 
 from ..compaction.oneliners import is_pruned_content
 from .actions import Action, clip, is_shell_tool
-from .error_lines import TRACEBACK, last_error_line, mentions_failure
+from .error_lines import TRACEBACK, error_lines, last_error_line, mentions_failure
 
 __all__ = ["apply_result", "trailer_hints"]
 
@@ -252,12 +252,26 @@ def apply_result(
         head = _first_line(text)
         error = (_error_line(head) or clip(head, 240)) if _looks_failed(head) else None
         if error:
+            error = _specific_error(text) or error
             action.failed, action.error, action.outcome = True, error, f"error: {error}"
         elif verb == "WRITE" and action.write_lines is not None:
             action.outcome = f"{action.write_lines:,} lines"
         else:
             action.outcome = "ok"
     return open_file, cwd
+
+
+DETAIL_LINES = 12
+"""Lines after a file tool's refusal searched for the error that explains it."""
+
+
+def _specific_error(text: str) -> str | None:
+    """The error a file tool's refusal goes on to name (SWE-agent's linter answers "Your
+    proposed edit has introduced new syntax error(s)" and then ``- E999 SyntaxError: …``):
+    the first error-form line of the next :data:`DETAIL_LINES` lines, if any."""
+    lines = text[:4_000].splitlines()[1 : DETAIL_LINES + 1]
+    found = error_lines("\n".join(lines))
+    return clip(found[0], 240) if found else None
 
 
 def _read_outcome(action: Action, text: str, head: str) -> None:
