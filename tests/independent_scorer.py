@@ -281,9 +281,7 @@ def _shell_targets(line: str) -> list[str]:
         if name in ("sed", "perl") and any(w.startswith("-") and "i" in w for w in words[1:]):
             explicit = any(w == "-e" for w in words[1:])
             found.extend(plain if explicit else plain[1:])
-        elif name in ("touch", "rm", "tee", "truncate"):
-            found.extend(plain)
-        elif name == "mv" and len(plain) >= 2:
+        elif name in ("touch", "rm", "tee", "truncate") or (name == "mv" and len(plain) >= 2):
             found.extend(plain)
         elif name == "cp" and len(plain) >= 2:
             found.append(plain[-1])
@@ -403,8 +401,7 @@ def span_probes(
     """(files written, (failure key, error line) of the last failure, {identifier: uses})."""
     files: list[str] = []
     last: tuple[str, str] | None = None
-    every = list(_spans(prefix, start, end))
-    for i, (act, open_file) in enumerate(every):
+    for act, open_file in _spans(prefix, start, end):
         if not (start <= act.index < end):
             continue
         bad = failed(act)

@@ -26,10 +26,13 @@ TRANSCRIPTS = sorted(
     for p in (DATA / "transcripts").rglob("*")
     if p.is_file() and p.name.endswith((".traj", ".json", ".jsonl"))
 )
+_OTHER_LANGUAGES = ["while", "for", "if", "switch", "return", "sizeof", "catch", "function",
+                    "typeof", "elif", "else", "do", "case", "new", "delete", "printf", "echo",
+                    "exit"]  # fmt: skip
 LANGUAGE = frozenset(
-    [*dir(builtins), *keyword.kwlist, *dir(str), *dir(list), *dir(dict), *dir(set), *dir(bytes)]
-    + "while for if switch return sizeof catch function typeof elif else do case new delete printf echo exit".split()
-)
+    [*dir(builtins), *keyword.kwlist, *dir(str), *dir(list), *dir(dict), *dir(set), *dir(bytes),
+     *_OTHER_LANGUAGES]
+)  # fmt: skip
 
 
 @cache
