@@ -9,7 +9,7 @@ The files are split by name before any tuning, so that figures on runs nobody tu
 can be told apart from the rest: a file is HELD OUT when the first two hex digits of the
 SHA-256 of its file name are below ``60`` (6 of the 18 files). Run:
 
-    python benchmarks/continuity.py [--split all|held-out|in-sample] [--json]
+    python benchmarks/continuity.py [--split all|held-out|in-sample] [--json | --by-depth]
 """
 
 from __future__ import annotations
@@ -20,6 +20,9 @@ import platform
 from pathlib import Path
 
 from palimpsest.cli.app import app
+from palimpsest.errors import PalimpsestError
+from palimpsest.eval import DEFAULT_DEPTHS, CaseResult, aggregate, evaluate_transcript
+from palimpsest.messages import load_transcript
 
 ROOT = Path(__file__).resolve().parents[1]
 SOURCES = (ROOT.parent / "shared" / "data" / "transcripts", ROOT / "tests" / "data" / "transcripts")
@@ -44,16 +47,52 @@ def transcripts() -> list[Path]:
     return list(seen.values())
 
 
+def _pct(pair: tuple[int, int] | None) -> str:
+    return "n/a" if pair is None else f"{pair[0] / pair[1] * 100:.0f}% ({pair[0]}/{pair[1]})"
+
+
+def by_depth(files: list[Path]) -> None:
+    """A markdown table per depth and overall: each system's probes, with their counts."""
+    cases: list[CaseResult] = []
+    for path in files:
+        try:
+            messages = load_transcript(path)
+        except PalimpsestError as exc:
+            print(f"- {path.name}: could not be read: {exc}")
+            continue
+        cases.extend(evaluate_transcript(path.name, messages, DEFAULT_DEPTHS))
+    print("| depth | system | cases | files named | last fail kept | unresolved kept "
+          "| names kept (by uses) | names kept (by name) | success as failure | removed |")  # fmt: skip
+    print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
+    for depth in (*DEFAULT_DEPTHS, None):
+        chosen = [c for c in cases if depth is None or c.depth == depth]
+        for system, row in aggregate(chosen).items():
+            removed = row["tokens_removed_pct"]
+            print(
+                f"| {'all' if depth is None else depth} | {system} | {row['cases']} "
+                f"| {_pct(row['files_named'])} | {_pct(row['last_failure_kept'])} "
+                f"| {_pct(row['unresolved_failure_kept'])} | {_pct(row['identifiers_kept'])} "
+                f"| {_pct(row['identifier_names_kept'])} "
+                f"| {row['successes_as_failures'] if system == 'palimpsest' else '—'} "
+                f"| {'n/a' if removed is None else f'{removed:.1f}%'} |"
+            )
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--split", choices=("all", "held-out", "in-sample"), default="all")
     parser.add_argument("--json", action="store_true")
+    parser.add_argument("--by-depth", action="store_true", help="a markdown table per depth")
     args = parser.parse_args()
     files = [
         p for p in transcripts() if args.split == "all" or held_out(p) == (args.split == "held-out")
     ]
     if not args.json:
-        print(f"# {args.split}: {len(files)} files  python {platform.python_version()}")
+        names = ", ".join(p.name for p in files)
+        print(f"# {args.split}: {len(files)} files ({names})  python {platform.python_version()}")
+    if args.by_depth:
+        by_depth(files)
+        return
     app(["eval", "continuity", *map(str, files), *(["--json"] if args.json else [])])
 
 
