@@ -9,7 +9,11 @@ The files are split by name before any tuning, so that figures on runs nobody tu
 can be told apart from the rest: a file is HELD OUT when the first two hex digits of the
 SHA-256 of its file name are below ``60`` (6 of the 18 files). Run:
 
-    python benchmarks/continuity.py [--split all|held-out|in-sample] [--json | --by-depth]
+    python benchmarks/continuity.py [--split all|held-out|in-sample] [--real-only]
+                                    [--json | --by-depth]
+
+``--real-only`` leaves out the six hand-written fixtures of tests/data/transcripts/fixtures
+(runs of 6 to 13 messages whose compaction windows are a few hundred tokens).
 """
 
 from __future__ import annotations
@@ -83,9 +87,15 @@ def main() -> None:
     parser.add_argument("--split", choices=("all", "held-out", "in-sample"), default="all")
     parser.add_argument("--json", action="store_true")
     parser.add_argument("--by-depth", action="store_true", help="a markdown table per depth")
+    parser.add_argument(
+        "--real-only", action="store_true", help="leave out the hand-written tests/.../fixtures"
+    )
     args = parser.parse_args()
     files = [
-        p for p in transcripts() if args.split == "all" or held_out(p) == (args.split == "held-out")
+        p
+        for p in transcripts()
+        if (args.split == "all" or held_out(p) == (args.split == "held-out"))
+        and not (args.real_only and p.parent.name == "fixtures")
     ]
     if not args.json:
         names = ", ".join(p.name for p in files)

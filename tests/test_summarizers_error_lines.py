@@ -90,3 +90,9 @@ def test_a_file_named_for_errors_is_never_an_error(name: str) -> None:
     for line in (name, f"File created successfully at: /tmp/{name}", f"WRITE {name}"):
         assert not is_error_line(line)
         assert not mentions_failure(line)
+
+
+def test_a_bare_label_is_read_with_the_next_line() -> None:
+    text = "ERROR:\n\nInvalid `path` parameter: y is not an absolute path"
+    assert error_lines(text) == ["ERROR: Invalid `path` parameter: y is not an absolute path"]
+    assert error_lines("ERROR:") == []  # nothing to quote

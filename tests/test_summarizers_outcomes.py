@@ -71,6 +71,7 @@ def test_swe_agent_trailer_gives_open_file_and_directory() -> None:
         ("Edit", {"file_path": "a.py"}, "File edited successfully", "ok", False),
         ("str_replace_editor", {"command": "create", "path": "/x/reproduce_error.py", "file_text": "x\n"}, "File created successfully at: /x/reproduce_error.py", "1 lines", False),
         ("edit", {"replacement_text": "x"}, "Your proposed edit has introduced new syntax error(s). Please read the error message carefully.\n\nERRORS:\n- E999 SyntaxError: unmatched ')'\n\nThis is how your edit would have looked if applied\n1: raise ValueError('x')", "error: - E999 SyntaxError: unmatched ')'", True),
+        ("str_replace_editor", {"command": "view", "path": "y"}, "ERROR:\nInvalid `path` parameter: y is not an absolute path", "error: ERROR: Invalid `path` parameter: y is not an absolute path", True),
         ("create", {"filename": "reproduce_error.py"}, "[File: /x/reproduce_error.py (1 lines total)]", "ok", False),
         ("Edit", {"file_path": "a.py"}, "<tool_use_error>String to replace not found in file.</tool_use_error>", "error: <tool_use_error>String to replace not found in file.</tool_use_error>", True),
         ("str_replace_editor", {"command": "str_replace", "path": "a.py"}, "No replacement was performed, old_str `x` did not appear verbatim in a.py.", "error: No replacement was performed, old_str `x` did not appear verbatim in a.py.", True),

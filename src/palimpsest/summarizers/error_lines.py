@@ -60,6 +60,7 @@ _REFUSAL = re.compile(
     r"|no replacement)\b",
     re.I,
 )
+_BARE_LABEL = re.compile(r"^(?:error|Error|ERROR|fatal|Fatal|FATAL)\s*:?$")
 _NAME_OR_PATH = re.compile(r"\S*(?:[/_\\]|\w\.\w)\S*|`[^`]*`|'[^']*'|\"[^\"]*\"")
 
 
@@ -71,13 +72,27 @@ def is_error_line(line: str) -> bool:
 
 
 def error_lines(text: str) -> list[str]:
-    """Every error line of ``text`` in order, stripped; a traceback's marker line left out."""
+    """Every error line of ``text`` in order, stripped; a traceback's marker line left out.
+
+    A bare label (``ERROR:`` on a line of its own, as OpenHands' editor answers) is read
+    with the next non-blank line: ``ERROR: Invalid `path` parameter: …``.
+    """
     if not any(key in text for key in _FAST_KEYS):
         return []
     found = []
-    for line in text.splitlines():
+    lines = text.splitlines()
+    skip = -1
+    for i, line in enumerate(lines):
         stripped = line.strip()
-        if stripped and not stripped.startswith(TRACEBACK) and is_error_line(line):
+        if i == skip or not stripped or stripped.startswith(TRACEBACK):
+            continue
+        if _BARE_LABEL.match(stripped):
+            following = next((j for j in range(i + 1, len(lines)) if lines[j].strip()), None)
+            if following is not None:
+                found.append(f"{stripped} {lines[following].strip()}")
+                skip = following
+            continue
+        if is_error_line(line):
             found.append(stripped)
     return found
 

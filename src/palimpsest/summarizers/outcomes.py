@@ -266,17 +266,20 @@ DETAIL_LINES = 12
 
 
 def _specific_error(text: str) -> str | None:
-    """The error a file tool's refusal goes on to name (SWE-agent's linter answers "Your
-    proposed edit has introduced new syntax error(s)" and then ``- E999 SyntaxError: …``):
-    the first error-form line of the next :data:`DETAIL_LINES` lines, if any."""
-    lines = text[:4_000].splitlines()[1 : DETAIL_LINES + 1]
+    """The error a file tool's refusal names (SWE-agent's linter answers "Your proposed
+    edit has introduced new syntax error(s)" and then ``- E999 SyntaxError: …``; OpenHands
+    ``ERROR:`` and its text on the next line): the first error-form line of its first
+    :data:`DETAIL_LINES` lines other than the first line itself, else that line."""
+    lines = text[:4_000].splitlines()[: DETAIL_LINES + 1]
     found = error_lines("\n".join(lines))
-    return clip(found[0], 240) if found else None
+    head = lines[0].strip() if lines else ""
+    named = [line for line in found if line != head] or found
+    return clip(named[0], 240) if named else None
 
 
 def _read_outcome(action: Action, text: str, head: str) -> None:
     total = _FILE_TOTAL.search(head) if "[File:" in head else None
-    error = _error_line(head) if _looks_failed(head) else None
+    error = (_specific_error(text) or _error_line(head)) if _looks_failed(head) else None
     if error and total is None:
         action.failed, action.error, action.outcome = True, error, f"error: {error}"
     elif total:
