@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from palimpsest.summarizers.actions import Action, classify_call
 from palimpsest.summarizers.outcomes import apply_result
@@ -124,3 +126,20 @@ def test_json_tool_output_is_decoded() -> None:
     assert quiet.outcome == "exit 0"
     broken = _run('{"output": "Error: disk full"')  # not valid JSON: read as text
     assert broken.outcome == 'output: {"output": "Error: disk full"'
+
+
+@given(
+    st.from_regex(r"[a-z]{1,8}_(?:error|errors|failed|exception)(?:_[a-z]{1,6})?", fullmatch=True),
+    st.sampled_from(["File created successfully at: {p}", "The file {p} has been edited.", "ok"]),
+)
+def test_a_success_is_never_a_failure_whatever_the_file_is_called(stem: str, answer: str) -> None:
+    path = f"/repo/{stem}.py"
+    for tool, args in (
+        ("str_replace_editor", {"command": "create", "path": path, "file_text": "x\n"}),
+        ("write_file", {"path": path, "content": "x\n"}),
+        ("Edit", {"file_path": path}),
+    ):
+        action = classify_call(tool, args, "")
+        apply_result(action, answer.format(p=path))
+        assert not action.failed, (tool, answer)
+        assert "error" not in action.outcome
