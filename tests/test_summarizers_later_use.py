@@ -59,13 +59,25 @@ def test_printed_names_count_only_once_the_agent_uses_them() -> None:
     agent = IdentifierTally()
     use = NameUse(agent)
     use.saw_output(1, "def parse_week(x):\n    return iso_calendar_of(x)\nunused_helper()", 3000)
-    agent_names = agent.add("I will change parse_week now.")  # the agent's own message
-    use.agent_used(2, agent_names)
+    said = "I will change parse_week now."  # the agent's own message
+    agent.add(said)
+    use.agent_used(2, [said])
     use.agent_used(0, ["iso_calendar_of"])  # a use before it was printed is not a later use
     tail = [{"role": "assistant", "content": f"check iso_calendar_of ({i})"} for i in range(2)]
     ranked = use.ranked(tail_uses(tail))
     assert ranked[:2] == ["iso_calendar_of", "parse_week"]  # the tail's uses rank first
     assert "unused_helper" not in ranked  # printed, never used again: not vocabulary
+    later, first, called = use.later_uses(tail_uses([]))
+    assert later == {"parse_week": 1} and first["iso_calendar_of"] == 1
+    assert "iso_calendar_of" in called
+
+
+def test_a_plain_word_printed_as_a_call_and_used_later_counts() -> None:
+    use = NameUse(IdentifierTally())
+    use.saw_output(1, "12:    def serialize(self, value):", 3000)
+    use.agent_used(2, ["The bug is in serialize, I will fix it."])
+    use.agent_used(3, ["Now value is rounded."])  # `value` was never a call: not a name
+    assert use.ranked(tail_uses([])) == ["serialize"]
 
 
 def test_a_printed_secret_is_never_a_name() -> None:

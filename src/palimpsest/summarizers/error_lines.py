@@ -60,7 +60,9 @@ _REFUSAL = re.compile(
     r"|no replacement)\b",
     re.I,
 )
-_BARE_LABEL = re.compile(r"^(?:error|Error|ERROR|fatal|Fatal|FATAL)\s*:?$")
+_BARE_LABEL_LINE = re.compile(
+    r"^[ \t]*(?:error|Error|ERROR|fatal|Fatal|FATAL)[ \t]*:?[ \t]*$", re.M
+)
 _NAME_OR_PATH = re.compile(r"\S*(?:[/_\\]|\w\.\w)\S*|`[^`]*`|'[^']*'|\"[^\"]*\"")
 
 
@@ -71,30 +73,36 @@ def is_error_line(line: str) -> bool:
     return _FORMS.search(line) is not None and not _SUCCESS.match(line)
 
 
+def _line_at(text: str, index: int) -> tuple[int, str]:
+    """The start and the text of the line holding ``text[index]``."""
+    start = text.rfind("\n", 0, index) + 1
+    stop = text.find("\n", index)
+    return start, text[start : stop if stop != -1 else len(text)]
+
+
 def error_lines(text: str) -> list[str]:
     """Every error line of ``text`` in order, stripped; a traceback's marker line left out.
 
     A bare label (``ERROR:`` on a line of its own, as OpenHands' editor answers) is read
-    with the next non-blank line: ``ERROR: Invalid `path` parameter: …``.
+    with the next non-blank line: ``ERROR: Invalid `path` parameter: …``. The lines are
+    found by searching the whole text (in C), not by testing it line by line.
     """
     if not any(key in text for key in _FAST_KEYS):
         return []
-    found = []
-    lines = text.splitlines()
-    skip = -1
-    for i, line in enumerate(lines):
+    found: dict[int, str] = {}
+    for match in _FORMS.finditer(text):
+        at = match.start() + len(match.group()) - len(match.group().lstrip())
+        start, line = _line_at(text, min(at, len(text) - 1))
         stripped = line.strip()
-        if i == skip or not stripped or stripped.startswith(TRACEBACK):
+        if start in found or not stripped or stripped.startswith(TRACEBACK):
             continue
-        if _BARE_LABEL.match(stripped):
-            following = next((j for j in range(i + 1, len(lines)) if lines[j].strip()), None)
-            if following is not None:
-                found.append(f"{stripped} {lines[following].strip()}")
-                skip = following
-            continue
-        if is_error_line(line):
-            found.append(stripped)
-    return found
+        if not _SUCCESS.match(line):
+            found[start] = stripped
+    for match in _BARE_LABEL_LINE.finditer(text):
+        rest = text[match.end() :].lstrip()
+        if rest:
+            found[match.start()] = f"{match.group().strip()} {rest.split(chr(10), 1)[0].strip()}"
+    return [found[k] for k in sorted(found)]
 
 
 def last_error_line(text: str) -> str | None:

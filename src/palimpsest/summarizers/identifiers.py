@@ -21,7 +21,7 @@ from collections import Counter
 
 from ..safety.redact import redact
 
-__all__ = ["SCAN_CHARS", "IdentifierTally"]
+__all__ = ["SCAN_CHARS", "IdentifierTally", "accept_name", "text_context"]
 
 SCAN_CHARS = 3_000
 """Characters of one text (assistant prose, a command, an edit) scanned for names."""
@@ -181,6 +181,17 @@ def _accept(name: str, call: bool, backticked: bool) -> bool:
     if call or backticked:
         return name.lower() not in _COMMON_CALLS and not name.isdigit()
     return False
+
+
+def accept_name(name: str, call: bool = False) -> bool:
+    """True when ``name`` is code-shaped enough to list (see the module docstring);
+    ``call``: it was seen followed by ``(``."""
+    return _accept(name, call, False)
+
+
+def text_context(text: str, start: int, end: int) -> str:
+    """The text around ``text[start:end]`` that redaction judges a name by (:func:`_context`)."""
+    return _context(text, start, end)
 
 
 class IdentifierTally:

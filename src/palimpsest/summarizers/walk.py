@@ -24,7 +24,6 @@ from ..messages.content import content_text
 from ..messages.reading import MessageReading, Observation, read_transcript
 from .actions import Action, classify_reading, clip
 from .facts import MAX_MENTIONS, Failure, Question, SpanFacts
-from .identifiers import SCAN_CHARS
 from .later_use import NameUse
 from .outcomes import apply_result, trailer_hints
 
@@ -42,6 +41,10 @@ NAMED_TURNS = 2_000
 command's output read for its outcome; older commands keep the exit status their format
 states (edits and writes are always read). This bounds the work on huge spans; real agent
 runs of a few hundred messages are read whole."""
+
+OUTPUT_NAME_WINDOW = 1_500
+"""Characters at each end of a tool output split into words for later-use counting
+(:mod:`.later_use`): a grep hit, a traceback's last frames, a test summary."""
 
 MAX_CONSTRAINTS = 12
 MAX_DECISIONS = 10
@@ -160,7 +163,7 @@ class Walker:
 
     def _assistant(self, reading: MessageReading) -> None:
         tally = self.facts.identifiers
-        used: list[str] = []
+        used: list[str] = []  # the texts the agent wrote, for later-use counting
         for read_action in reading.actions:
             arguments = read_action.arguments
             if not isinstance(arguments, dict):  # a lazy mapping: parse it once, here
@@ -172,15 +175,18 @@ class Walker:
             self.by_message.setdefault(reading.index, []).append(action)
             self.unmatched[id(action)] = action
             if self.names:
-                used += tally.add(read_action.command or "")
+                tally.add(read_action.command or "")
+                used.append(read_action.command or "")
                 for key in _EDIT_TEXT_KEYS.intersection(arguments):
                     value = arguments[key]
                     if isinstance(value, str):
-                        used += tally.add(value)
+                        tally.add(value)
+                        used.append(value)
         text = reading.text
         if text and not text.isspace() and self.names:
-            used += tally.add(text)
-        if used:
+            tally.add(text)
+            used.append(text)
+        if used and self.scan:  # outputs are only read there, so uses only count there
             self.uses.agent_used(reading.index, used)
         if text and not text.isspace():
             self._assistant_text(text, bool(reading.actions))
@@ -243,9 +249,10 @@ class Walker:
         raw = content_text(message.get("content")) if message is not None else ""
         open_file, cwd = trailer_hints(raw)
         self._result(action, observation, open_file, cwd)
-        if self.names:
-            # names a tool printed count once the agent uses them (see .later_use)
-            self.uses.saw_output(self.at, observation.output, SCAN_CHARS)
+        if self.scan:
+            # names a tool printed count once the agent uses them (see .later_use); like
+            # the other output scans, only the newest SCANNED_OUTPUTS messages are read
+            self.uses.saw_output(self.at, observation.output, OUTPUT_NAME_WINDOW)
 
     def _answered(self, observation: Observation) -> Action | None:
         """The action ``observation`` is the output of, removed from the waiting lists.
