@@ -15,7 +15,7 @@ from ..compaction.oneliners import is_pruned_content
 from .actions import Action, clip, is_shell_tool
 from .error_lines import TRACEBACK, error_lines, last_error_line, mentions_failure
 
-__all__ = ["apply_result", "trailer_hints"]
+__all__ = ["apply_result", "mark_failed", "trailer_hints"]
 
 MAX_JSON_OUTPUT = 200_000
 """JSON tool outputs up to this size are decoded to read their output and exit code."""
@@ -259,6 +259,17 @@ def apply_result(
         else:
             action.outcome = "ok"
     return open_file, cwd
+
+
+def mark_failed(action: Action, result: str) -> None:
+    """The format marked ``result`` as an error (``is_error``): whatever its words say, the
+    call failed; its error is the last error line, else its first line."""
+    text = _strip_trailers(result or "")[0]
+    error = _error_line(_window(text)) or clip(_first_line(text), 240) or "marked as an error"
+    action.failed, action.error = True, error
+    action.writes = [] if not is_shell_tool(action.tool) else action.writes
+    prefix = f"exit {action.exit_code}; " if action.exit_code not in (None, 0) else ""
+    action.outcome = f"{prefix}error: {error}"
 
 
 DETAIL_LINES = 12

@@ -25,7 +25,7 @@ from ..messages.reading import MessageReading, Observation, read_transcript
 from .actions import Action, classify_reading, clip
 from .facts import MAX_MENTIONS, Failure, Question, SpanFacts
 from .later_use import NameUse
-from .outcomes import apply_result, trailer_hints
+from .outcomes import apply_result, mark_failed, trailer_hints
 
 __all__ = ["Walker"]
 
@@ -126,8 +126,15 @@ class Walker:
             if kind == "assistant":
                 self._assistant(reading)
             elif kind == "observation":
-                if reading.observation is not None:
-                    self._observation(position, reading.observation)
+                # a message of several tool_result blocks answers several calls
+                found = reading.extra.get("observations") or (reading.observation,)
+                errors = _flagged(self._message(position))
+                for observation in found:
+                    if isinstance(observation, Observation):
+                        flagged = errors is True or (
+                            isinstance(errors, set) and observation.call_id in errors
+                        )
+                        self._observation(position, observation, flagged)
             elif kind == "request":
                 self._request(reading.text)
             elif kind == "summary":
@@ -240,7 +247,8 @@ class Walker:
 
     # --- outputs ------------------------------------------------------------------------
 
-    def _observation(self, position: int, observation: Observation) -> None:
+    def _observation(self, position: int, observation: Observation, flagged: bool) -> None:
+        """``flagged``: the format marked this result as an error (``is_error``)."""
         action = self._answered(observation)
         if action is None:
             return
@@ -248,7 +256,7 @@ class Walker:
         message = self._message(position)
         raw = content_text(message.get("content")) if message is not None else ""
         open_file, cwd = trailer_hints(raw)
-        self._result(action, observation, open_file, cwd)
+        self._result(action, observation, open_file, cwd, flagged)
         if self.scan:
             # names a tool printed count once the agent uses them (see .later_use); like
             # the other output scans, only the newest SCANNED_OUTPUTS messages are read
@@ -273,7 +281,12 @@ class Walker:
         return next(iter(self.unmatched.values()), None)
 
     def _result(
-        self, action: Action, observation: Observation, open_file: str | None, cwd: str | None
+        self,
+        action: Action,
+        observation: Observation,
+        open_file: str | None,
+        cwd: str | None,
+        flagged: bool = False,
     ) -> None:
         facts = self.facts
         if cwd and cwd != "n/a":
@@ -283,6 +296,8 @@ class Walker:
         else:
             hinted = hinted_cwd = None
             _stated_outcome(action, observation.exit_code)
+        if flagged and not action.failed:
+            mark_failed(action, observation.output)
         open_file = open_file or hinted
         if hinted_cwd and hinted_cwd != "n/a" and not cwd:
             facts.set_cwd(hinted_cwd)
@@ -397,6 +412,23 @@ class Walker:
             facts.add_critical(f"URL mentioned: {url}")
         self._values(text[:TEXT_SCAN])
         self._mentions(text, request=True)
+
+
+def _flagged(message: Mapping[str, Any] | None) -> bool | set[str]:
+    """What a message marks as an error: the whole message (a ``tool`` message with
+    ``is_error``), or the call ids of its ``tool_result`` blocks with ``is_error``."""
+    if message is None:
+        return False
+    if message.get("is_error") is True or message.get("_is_error") is True:
+        return True
+    content = message.get("content")
+    if not isinstance(content, list):
+        return False
+    return {
+        str(part.get("tool_use_id"))
+        for part in content
+        if isinstance(part, Mapping) and part.get("is_error") is True
+    }
 
 
 def _stated_outcome(action: Action, exit_code: int | None) -> None:
