@@ -41,13 +41,14 @@ def _runs() -> tuple[list[CaseResult], dict[str, Tally]]:
     totals = {s: Tally.empty() for s in ("palimpsest", "masking", "truncation")}
     for path in TRANSCRIPTS:
         messages = load_transcript(path)
-        for case in evaluate_transcript(path.name, messages, DEFAULT_DEPTHS):
+        for case in evaluate_transcript(path.name, messages, DEFAULT_DEPTHS, keep_messages=True):
             cases.append(case)
             if not case.compacted or case.span is None:
                 continue
             start, end = case.span
             prefix = messages[: case.prefix_messages]
             results = {s.system: s.messages for s in case.systems}
+            assert all(results.values()), "the eval kept no result to read again"
             for system, tally in score_case(
                 messages, prefix, start, start, end, results, LANGUAGE
             ).items():

@@ -50,8 +50,9 @@ def default_compressor(window: int) -> ContextCompressor:
 
 @dataclass(frozen=True)
 class SystemResult:
-    """One system's result on one case; ``messages`` is the context it produced (kept for
-    a second reading, e.g. the independent scorer of the tests; not in :meth:`to_dict`)."""
+    """One system's result on one case; ``messages`` is the context it produced when the
+    caller asked to keep it (``keep_messages``: for a second reading, e.g. the independent
+    scorer of the tests; never in :meth:`CaseResult.to_dict`)."""
 
     system: str
     tokens_before: int
@@ -123,10 +124,12 @@ def evaluate_transcript(
     *,
     counter: TokenCounter | None = None,
     make_compressor: CompressorFactory = default_compressor,
+    keep_messages: bool = False,
 ) -> list[CaseResult]:
-    """Every depth of one transcript; ``messages`` is never modified."""
+    """Every depth of one transcript; ``messages`` is never modified. ``keep_messages``
+    keeps each system's resulting context on its :class:`SystemResult`."""
     counter = counter or ExactCounter("o200k_base")
-    return [_case(name, messages, d, counter, make_compressor) for d in depths]
+    return [_case(name, messages, d, counter, make_compressor, keep_messages) for d in depths]
 
 
 def _case(
@@ -135,6 +138,7 @@ def _case(
     depth: float,
     counter: TokenCounter,
     make_compressor: CompressorFactory,
+    keep_messages: bool = False,
 ) -> CaseResult:
     prefix = depth_prefix(messages, depth, counter)
     before = counter.count_messages(prefix)
@@ -161,7 +165,7 @@ def _case(
             before,
             after,
             score(facts, messages_text(result[head:]), _summary_text(result)),
-            tuple(result),
+            tuple(result) if keep_messages else (),
         )
     ]
     masked = observation_masking(prefix)
@@ -171,7 +175,7 @@ def _case(
             before,
             counter.count_messages(masked),
             score(facts, messages_text(masked[head:]), None),
-            tuple(masked),
+            tuple(masked) if keep_messages else (),
         )
     )
     cut = truncation(prefix, head, after, counter)
@@ -181,7 +185,7 @@ def _case(
             before,
             counter.count_messages(cut),
             score(facts, messages_text(cut[head:]), None),
-            tuple(cut),
+            tuple(cut) if keep_messages else (),
         )
     )
     return case(
