@@ -178,6 +178,17 @@ class TestFailures:
         failure = ledger.last_failure()
         assert failure is not None and failure.error == "tests/test_x.py::test_a FAILED"
 
+    def test_the_last_printed_error_is_quoted_and_names_are_not_errors(self) -> None:
+        ledger = StateLedger()
+        content = "case 1 ok\nError: 'ascii' codec can't decode\nBareiss failed with: TypeError x"
+        ledger.record_call("fetch", {"q": 1}, ToolOutcome(content, is_error=True), 1)
+        failure = ledger.last_failure()
+        assert failure is not None and failure.error == "Bareiss failed with: TypeError x"
+        created = ToolOutcome("File created successfully at: /x/reproduce_error.py")
+        ledger.record_call("write_file", {"path": "/x/reproduce_error.py"}, created, 2)
+        latest = ledger.last_failure()
+        assert latest is not None and latest.command.startswith("fetch")  # not the write
+
 
 class TestAsksAndBackground:
     def test_pending_asks_are_the_newest_unanswered(self) -> None:

@@ -84,9 +84,12 @@ def test_a_span_without_failures_or_requests_reports_not_applicable() -> None:
     for system in case.systems:
         assert system.probes.files_named is None
         assert system.probes.unresolved_failure_kept is None
+    # every parse_step_N is named once and never again: nothing the run used later
+    assert case.facts is not None and case.facts.nothing_to_probe
     summary = aggregate(cases)
     assert summary["masking"]["files_named"] is None
-    assert summary["masking"]["identifiers_kept"] is not None
+    assert summary["masking"]["identifiers_kept"] is None
+    assert summary["masking"]["nothing_to_probe"] == 1
 
 
 class _Forgetful:
@@ -133,3 +136,41 @@ def test_the_eval_does_not_read_transcripts_through_the_code_it_measures() -> No
                 assert not (
                     name.endswith("messages") and any(a.name == "reading" for a in node.names)
                 )
+
+
+def _imports(module: Path) -> list[str]:
+    """Absolute names of what ``module`` (in ``palimpsest/<package>/``) imports."""
+    package = module.parent.name
+    found: list[str] = []
+    for node in ast.walk(ast.parse(module.read_text())):
+        if isinstance(node, ast.ImportFrom):
+            if node.level == 0:
+                base = node.module or ""
+            else:
+                parts = ["palimpsest", package][: 2 - (node.level - 1)]
+                base = ".".join([*parts, *([node.module] if node.module else [])])
+            found.extend(f"{base}.{a.name}" for a in node.names)
+        elif isinstance(node, ast.Import):
+            found.extend(a.name for a in node.names)
+    return found
+
+
+def test_eval_and_summarizers_share_no_parsing_module() -> None:
+    """The eval's reading of a span (everything but the runner, which drives the compressor
+    it measures) uses only the message accessors and tokens; the summarizers never import
+    the eval. A parser shared by both would hide the same bug twice."""
+    root = Path(palimpsest.eval.__file__).parent.parent
+    allowed = ("palimpsest.eval.", "palimpsest.messages.content.", "palimpsest.tokens.")
+    # the resolver itself sees a real import, so the checks below can fail
+    assert "palimpsest.messages.reading.read_transcript" in _imports(
+        root / "summarizers" / "facts.py"
+    )
+    for module in sorted((root / "eval").glob("*.py")):
+        if module.name in ("continuity.py", "__init__.py"):
+            continue
+        for name in _imports(module):
+            if name.startswith("palimpsest"):
+                assert name.startswith(allowed), (module.name, name)
+    for module in sorted((root / "summarizers").glob("*.py")):
+        for name in _imports(module):
+            assert not name.startswith("palimpsest.eval"), (module.name, name)

@@ -32,3 +32,9 @@ def test_presence_is_a_whole_word_match() -> None:
     assert identifier_present("load", "call load() now")
     assert not identifier_present("load", "load_config")
     assert identifier_present("#1867", "fixes #1867.")
+
+
+def test_keywords_called_like_functions_are_not_identifiers() -> None:
+    names = code_identifiers("while(x) { if(y) return(z); } local_10 = next_cypher(a);")
+    assert "while" not in names and "if" not in names and "return" not in names
+    assert {"local_10", "next_cypher"} <= set(names)

@@ -69,8 +69,10 @@ def test_native_tool_calls_files_request_failure_and_identifiers() -> None:
     assert facts.last_failure is not None and not facts.last_failure.fixed
     assert facts.last_failure.error_line == "AssertionError: 344 != 345"
     assert facts.last_unresolved == facts.last_failure
-    for name in ("serialize_delta", "round_half", "test_timedelta_rounding"):
-        assert name in facts.identifiers
+    # test_timedelta_rounding first appears in pytest's output and the agent then names it;
+    # serialize_delta and round_half are never used again after they appear
+    assert facts.identifiers == ("test_timedelta_rounding",)
+    assert facts.identifier_uses == {"test_timedelta_rounding": 1}
     assert "TimeDelta" not in facts.identifiers  # already in the head: not at risk
 
 
@@ -123,7 +125,8 @@ def test_swe_agent_text_actions_edit_the_open_file() -> None:
         },
         {"role": "user", "content": "OBSERVATION:\n[File: /repo/notes.txt (1 lines total)]"},
     ]
-    facts = span_facts(messages, 2, len(messages))
+    later = {"role": "assistant", "content": "Now call total_seconds() on the delta."}
+    facts = span_facts(messages, 2, len(messages), run=[*messages, later])
     assert facts.files_modified == ("notes.txt",)  # the rejected edit changed nothing
     assert facts.last_failure is not None
     assert facts.last_failure.key == "fields.py"
@@ -147,7 +150,8 @@ def test_mini_swe_agent_bash_blocks_and_returncode() -> None:
             "content": "<returncode>1</returncode>\n<output>\nNameError: name 'safe_divide' is not defined\n</output>",
         },
     ]
-    facts = span_facts(messages, 2, len(messages))
+    later = {"role": "assistant", "content": "```bash\ngrep -rn safe_divide .\n```"}
+    facts = span_facts(messages, 2, len(messages), run=[*messages, later])
     assert facts.files_modified == ("tests/missing_colon.py",)
     assert facts.last_unresolved is not None
     assert facts.last_unresolved.key == "python3 tests/missing_colon.py"
@@ -210,7 +214,8 @@ def test_anthropic_blocks_codex_patch_and_xml_editor_calls() -> None:
         },
         {"role": "user", "content": "OBSERVATION:\nHere's the result of running `cat -n`"},
     ]
-    facts = span_facts(messages, 2, len(messages))
+    later = {"role": "assistant", "content": "add_numbers is in place."}
+    facts = span_facts(messages, 2, len(messages), run=[*messages, later])
     assert facts.files_modified == (
         "/p/math_utils.py",
         "src/app.py",
@@ -238,7 +243,7 @@ def test_demonstrations_summaries_and_nags_are_not_requests() -> None:
     assert facts.request == "Rename `load_config` to `read_config`, see #4521."
 
 
-def test_identifiers_come_from_prose_and_actions_not_from_outputs() -> None:
+def test_identifiers_are_the_ones_used_later_wherever_they_first_appeared() -> None:
     messages = [
         SYSTEM,
         TASK,
@@ -248,9 +253,88 @@ def test_identifiers_come_from_prose_and_actions_not_from_outputs() -> None:
         },
         {
             "role": "user",
-            "content": "12: def merge_dicts(a, b):\n13:     return output_only_name(a)",
+            "content": "12: def merge_dicts(a, b):\n13:     return output_only_name(a)\n14: unused_helper()",
         },
     ]
+    later = [
+        {"role": "assistant", "content": "`output_only_name` is the culprit, as in #1867."},
+        {"role": "user", "content": "output_only_name again, in a tool's words"},
+        {
+            "role": "assistant",
+            "content": "```\nsed -i 's/output_only_name/safe_name/' src/util.py\n```",
+        },
+    ]
+    facts = span_facts(messages, 2, len(messages), run=[*messages, *later])
+    # used by a later assistant message: the output's name counts, weighted by its uses
+    assert facts.identifier_uses == {"#1867": 1, "output_only_name": 2}
+    assert "dump_many" not in facts.identifiers  # named once, never again
+    assert "unused_helper" not in facts.identifiers  # only ever in a tool's output
+    verdict = score(facts, "output_only_name", None)
+    assert verdict.identifiers_kept == (2, 3)  # weighted: 2 of 3 later uses
+    assert verdict.identifier_names_kept == (1, 2)
+    assert verdict.identifiers_missing == ("#1867",)
+
+
+def test_a_failure_with_no_error_text_is_not_a_probe() -> None:
+    messages = [
+        SYSTEM,
+        TASK,
+        call("c1", "str_replace_editor", command="view", path="x.py"),
+        {"role": "tool", "tool_call_id": "c1", "content": "ERROR:", "is_error": True},
+        call("c2", "str_replace_editor", command="view", path="y"),
+        result("c2", "ERROR:\nInvalid `path` parameter: y is not an absolute path"),
+    ]
+    facts = span_facts(messages, 2, 4)
+    assert facts.last_failure is None and facts.unprobed_failures == 1
     facts = span_facts(messages, 2, len(messages))
-    assert {"dump_many", "#1867", "ParserState", "merge_dicts"} <= set(facts.identifiers)
-    assert "output_only_name" not in facts.identifiers
+    assert facts.last_failure is not None
+    assert facts.last_failure.error_line == (
+        "ERROR: Invalid `path` parameter: y is not an absolute path"
+    )
+
+
+def test_a_file_named_for_errors_is_not_a_failure() -> None:
+    messages = [
+        SYSTEM,
+        TASK,
+        call(
+            "c1",
+            "str_replace_editor",
+            command="create",
+            path="/x/reproduce_error.py",
+            file_text="1",
+        ),
+        result("c1", "File created successfully at: /x/reproduce_error.py"),
+        call("c2", "bash", command="python /x/reproduce_error.py"),
+        result("c2", "Case 1\nBareiss failed with: TypeError Invalid NaN comparison"),
+    ]
+    facts = span_facts(messages, 2, len(messages))
+    assert facts.files_modified == ("/x/reproduce_error.py",)
+    assert facts.last_failure is not None
+    assert facts.last_failure.key == "python /x/reproduce_error.py"
+    assert facts.last_failure.error_line == "Bareiss failed with: TypeError Invalid NaN comparison"
+
+
+def test_a_success_quoted_as_an_error_is_counted() -> None:
+    messages = [
+        SYSTEM,
+        TASK,
+        call(
+            "c1",
+            "str_replace_editor",
+            command="create",
+            path="/x/reproduce_error.py",
+            file_text="1",
+        ),
+        result("c1", "File created successfully at: /x/reproduce_error.py"),
+    ]
+    facts = span_facts(messages, 2, len(messages))
+    wrong = (
+        "1. WRITE reproduce_error.py — error: File created successfully at: /x/reproduce_error.py"
+    )
+    right = "1. WRITE reproduce_error.py — 1 lines"
+    assert score(facts, wrong, wrong).successes_as_failures == (
+        "File created successfully at: /x/reproduce_error.p",  # the first 50 characters
+    )
+    assert score(facts, right, right).successes_as_failures == ()
+    assert score(facts, wrong, None).successes_as_failures == ()  # no summary: not judged

@@ -55,3 +55,10 @@ def test_user_messages_after_a_text_action_are_observations() -> None:
         {"role": "user", "content": "OBSERVATION:\nstale"},
     ]
     assert user_requests(messages) == [(0, "Fix the bug."), (4, "Yes: add a test.")]
+
+
+def test_a_json_tool_answer_is_read_for_its_output() -> None:
+    raw = '{"output": "F.\\nFAILED tests/t.py::test_a\\n1 failed", "metadata": {"exit_code": 1}}'
+    outcome = read_outcome(raw)
+    assert outcome.failed and outcome.exit_code == 1
+    assert outcome.error_line == "FAILED tests/t.py::test_a"

@@ -562,8 +562,10 @@ def test_fields_py_is_listed_once() -> None:
 def test_the_last_failure_and_its_fix_are_kept() -> None:
     body = _compacted("swe-agent/marshmallow-1867__xml_command_tags.traj")
     state = _section(body, "## Active State")
+    # the error the linter named, not its generic "Your proposed edit has introduced ..."
     assert (
-        "Last failure: EDIT src/marshmallow/fields.py — Your proposed edit has introduced" in state
+        "Last failure: EDIT src/marshmallow/fields.py — - E999 IndentationError: unexpected indent"
+        in state
     )
     assert "fixed later by EDIT src/marshmallow/fields.py (ok)" in state
     decisions = _section(body, "## Key Decisions")

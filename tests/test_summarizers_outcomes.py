@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from palimpsest.summarizers.actions import Action, classify_call
 from palimpsest.summarizers.outcomes import apply_result
@@ -36,6 +38,13 @@ def _run(result: str, command: str = "pytest") -> Action:
             True,
         ),
         ("+ raise ValueError('a diff line mentions an Error')", "output: + raise ValueError('a diff line mentions an Error')", False),
+        # errors printed by the agent's own script, not tracebacks: the last one is quoted
+        ("Case 1 ok\nError: 'ascii' codec can't decode byte 0xc3 in position 4", "error: Error: 'ascii' codec can't decode byte 0xc3 in position 4", True),
+        ("matrix 1\n" * 10 + "Bareiss failed with: TypeError Invalid NaN comparison", "error: Bareiss failed with: TypeError Invalid NaN comparison", True),
+        ("Error: first\nstill going\nError: second", "error: Error: second", True),
+        ("E   AssertionError: assert 1 == 2\nrest", "error: E AssertionError: assert 1 == 2", True),
+        ("src/a.c:12:5: error: expected ';'\n1 error generated.", "error: src/a.c:12:5: error: expected ';'", True),
+        ("Created reproduce_error.py\nchecking error_handler\ndone", "3 lines of output", False),
     ],
 )  # fmt: skip
 def test_run_outcomes(result: str, outcome: str, failed: bool) -> None:
@@ -62,6 +71,10 @@ def test_swe_agent_trailer_gives_open_file_and_directory() -> None:
         ("read_file", {"path": "a.py"}, "1\n2\nraise ValueError('listing, not failure')", "3 lines", False),
         ("write_file", {"path": "a.py", "content": "1\n2\n"}, "ok", "2 lines", False),
         ("Edit", {"file_path": "a.py"}, "File edited successfully", "ok", False),
+        ("str_replace_editor", {"command": "create", "path": "/x/reproduce_error.py", "file_text": "x\n"}, "File created successfully at: /x/reproduce_error.py", "1 lines", False),
+        ("edit", {"replacement_text": "x"}, "Your proposed edit has introduced new syntax error(s). Please read the error message carefully.\n\nERRORS:\n- E999 SyntaxError: unmatched ')'\n\nThis is how your edit would have looked if applied\n1: raise ValueError('x')", "error: - E999 SyntaxError: unmatched ')'", True),
+        ("str_replace_editor", {"command": "view", "path": "y"}, "ERROR:\nInvalid `path` parameter: y is not an absolute path", "error: ERROR: Invalid `path` parameter: y is not an absolute path", True),
+        ("create", {"filename": "reproduce_error.py"}, "[File: /x/reproduce_error.py (1 lines total)]", "ok", False),
         ("Edit", {"file_path": "a.py"}, "<tool_use_error>String to replace not found in file.</tool_use_error>", "error: <tool_use_error>String to replace not found in file.</tool_use_error>", True),
         ("str_replace_editor", {"command": "str_replace", "path": "a.py"}, "No replacement was performed, old_str `x` did not appear verbatim in a.py.", "error: No replacement was performed, old_str `x` did not appear verbatim in a.py.", True),
         ("edit", {"replacement_text": "x"}, "File updated.\n1466: raise ValueError(msg)", "ok", False),
@@ -113,3 +126,20 @@ def test_json_tool_output_is_decoded() -> None:
     assert quiet.outcome == "exit 0"
     broken = _run('{"output": "Error: disk full"')  # not valid JSON: read as text
     assert broken.outcome == 'output: {"output": "Error: disk full"'
+
+
+@given(
+    st.from_regex(r"[a-z]{1,8}_(?:error|errors|failed|exception)(?:_[a-z]{1,6})?", fullmatch=True),
+    st.sampled_from(["File created successfully at: {p}", "The file {p} has been edited.", "ok"]),
+)
+def test_a_success_is_never_a_failure_whatever_the_file_is_called(stem: str, answer: str) -> None:
+    path = f"/repo/{stem}.py"
+    for tool, args in (
+        ("str_replace_editor", {"command": "create", "path": path, "file_text": "x\n"}),
+        ("write_file", {"path": path, "content": "x\n"}),
+        ("Edit", {"file_path": path}),
+    ):
+        action = classify_call(tool, args, "")
+        apply_result(action, answer.format(p=path))
+        assert not action.failed, (tool, answer)
+        assert "error" not in action.outcome

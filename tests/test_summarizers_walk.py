@@ -192,3 +192,53 @@ def test_old_commands_of_a_huge_span_keep_their_stated_exit_status() -> None:
     assert (make.outcome, make.failed) == ("exit 2", True)
     assert facts.modified_files() == ["old.txt"]  # writes are always read
     assert facts.actions[-1].outcome == "exit 0" and facts.actions[-1].exit_code == 0
+
+
+def test_a_file_named_for_errors_never_displaces_the_real_failure() -> None:
+    """Held-out SWE-agent runs: `create reproduce_error.py` was listed as a failure and
+    became "Last failure"; the agent's own script printing an error was "11 lines of output"."""
+    trailer = "\n(Open file: /repo/reproduce_error.py)\n(Current directory: /repo)\nbash-$"
+    turns = [
+        {"role": "assistant", "content": "Script first.\n```\ncreate reproduce_error.py\n```"},
+        {"role": "user", "content": "[File: /repo/reproduce_error.py (1 lines total)]\n1:" + trailer},
+        {"role": "assistant", "content": "Run it.\n```\npython reproduce_error.py\n```"},
+        {"role": "user", "content": "".join(f"matrix {i}\n" for i in range(10)) + "Bareiss failed with: TypeError Invalid NaN comparison" + trailer},
+        {"role": "assistant", "content": "```\nstr_replace_editor create /repo/check_error.py --file_text x\n```"},
+        {"role": "user", "content": "File created successfully at: /repo/check_error.py" + trailer},
+    ]  # fmt: skip
+    facts = extract_facts(turns)
+    failure = facts.last_failure()
+    assert failure is not None and failure.command == "RUN `python reproduce_error.py`"
+    assert failure.error == "Bareiss failed with: TypeError Invalid NaN comparison"
+    assert [f.command for f in facts.failures] == [failure.command]
+
+
+def test_results_marked_as_errors_fail_and_every_result_of_a_message_counts() -> None:
+    """A result the format marks ``is_error`` failed whatever its words say (a refused
+    write created nothing), and a message of several tool_result blocks answers them all."""
+    turns = [
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "a", "name": "Bash", "input": {"command": "ls"}},
+            {"type": "tool_use", "id": "b", "name": "Bash", "input": {"command": "python x.py"}},
+        ]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "a", "content": "x.py"},
+            {"type": "tool_result", "tool_use_id": "b", "content": "boom happened", "is_error": True},
+        ]},
+        {"role": "assistant", "content": [
+            {"type": "tool_use", "id": "d", "name": "Write", "input": {"file_path": "/a/n.py", "content": "x"}},
+        ]},
+        {"role": "user", "content": [
+            {"type": "tool_result", "tool_use_id": "d", "content": "<tool_use_error>denied by hook</tool_use_error>", "is_error": True},
+        ]},
+        {"role": "assistant", "content": None, "tool_calls": [
+            {"id": "e", "type": "function", "function": {"name": "fetch", "arguments": "{}"}},
+        ]},
+        {"role": "tool", "tool_call_id": "e", "content": "upstream said no", "is_error": True},
+    ]  # fmt: skip
+    facts = extract_facts(turns)
+    ls, run, write, fetch = facts.actions
+    assert (ls.failed, ls.outcome) == (False, "output: x.py")
+    assert (run.failed, run.error) == (True, "boom happened")
+    assert write.failed and facts.modified_files() == []  # the refused write wrote nothing
+    assert fetch.failed and fetch.error == "upstream said no"

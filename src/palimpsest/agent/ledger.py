@@ -26,6 +26,7 @@ from typing import TYPE_CHECKING, Any
 from ..messages.markers import LEDGER_HEADER
 from ..safety.redact import redact
 from ..summarizers.actions import Action, classify_call, clip, is_shell_tool
+from ..summarizers.error_lines import last_error_line
 from ..summarizers.outcomes import apply_result
 from ..summarizers.paths import display_path, resolve_path
 from .tools import ToolOutcome
@@ -353,11 +354,15 @@ def _shown(name: str, action: Action) -> str:
 
 
 def _error_line(action: Action, outcome: ToolOutcome) -> str:
-    """The most informative line: a traceback's last line, an error line, else the first."""
+    """The most informative line: a traceback's last line, the last line in an error's form
+    (``Error: …``, ``x failed with: TypeError …``), an error word, else the first."""
     if action.error:
         return action.error
     lines = [line.strip() for line in outcome.content.splitlines() if line.strip()]
     lines = [line for line in lines if not _EXIT_TRAILER.search("\n" + line)]
+    printed = last_error_line("\n".join(lines))
+    if printed is not None and "Traceback (most recent call last):" not in lines:
+        return clip(printed, 240)
     if "Traceback (most recent call last):" in lines:
         after = lines[lines.index("Traceback (most recent call last):") + 1 :]
         errors = [line for line in after if _ERROR_WORDS.search(line)]

@@ -338,7 +338,9 @@ class ContextCompressor(SummaryWriter):
         # pruned turns are one-liners that lost exit codes and error lines.
         previous_before = self.previous_summary
         original, span = original_middle(source, readings, start, end)
-        request = self._summary_request(turns, earlier, focus_topic, memory_context, original, span)
+        request = self._summary_request(
+            turns, earlier, focus_topic, memory_context, original, span, tail=source[end:]
+        )
         stats.summary_budget = request.budget_tokens
         body = self._generate_summary(request)
         stats.summary_check = self.last_summary_check

@@ -65,8 +65,11 @@ class SummaryWriter(CompactionTrigger):
         memory_context: str,
         original: list[dict[str, Any]] | None = None,
         readings: SpanReadings | None = None,
+        tail: list[dict[str, Any]] | None = None,
     ) -> SummaryRequest:
         """The request for ``original`` (the unpruned middle; ``turns`` when not given).
+
+        ``tail`` is what stays verbatim after the middle (the summarizer may rank by it).
 
         The budget follows the pruned ``turns``, which is what the summary replaces.
         ``readings`` are ``(head readings, middle readings)``: the goal is the first real
@@ -106,6 +109,7 @@ class SummaryWriter(CompactionTrigger):
             has_user_turn=has_user,
             goal=redact(goal) if goal else None,
             readings=middle,
+            tail=tail,
         )
 
     def _generate_summary(self, request: SummaryRequest) -> str | None:

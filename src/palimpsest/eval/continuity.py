@@ -50,10 +50,15 @@ def default_compressor(window: int) -> ContextCompressor:
 
 @dataclass(frozen=True)
 class SystemResult:
+    """One system's result on one case; ``messages`` is the context it produced when the
+    caller asked to keep it (``keep_messages``: for a second reading, e.g. the independent
+    scorer of the tests; never in :meth:`CaseResult.to_dict`)."""
+
     system: str
     tokens_before: int
     tokens_after: int
     probes: ProbeScore
+    messages: tuple[dict[str, Any], ...] = field(default=(), repr=False, compare=False)
 
     @property
     def removed_pct(self) -> float:
@@ -81,6 +86,7 @@ class CaseResult:
         out = asdict(self)
         for system, row in zip(self.systems, out["systems"], strict=True):
             row["tokens_removed_pct"] = round(system.removed_pct, 2)
+            row.pop("messages", None)
         return out
 
 
@@ -118,10 +124,12 @@ def evaluate_transcript(
     *,
     counter: TokenCounter | None = None,
     make_compressor: CompressorFactory = default_compressor,
+    keep_messages: bool = False,
 ) -> list[CaseResult]:
-    """Every depth of one transcript; ``messages`` is never modified."""
+    """Every depth of one transcript; ``messages`` is never modified. ``keep_messages``
+    keeps each system's resulting context on its :class:`SystemResult`."""
     counter = counter or ExactCounter("o200k_base")
-    return [_case(name, messages, d, counter, make_compressor) for d in depths]
+    return [_case(name, messages, d, counter, make_compressor, keep_messages) for d in depths]
 
 
 def _case(
@@ -130,6 +138,7 @@ def _case(
     depth: float,
     counter: TokenCounter,
     make_compressor: CompressorFactory,
+    keep_messages: bool = False,
 ) -> CaseResult:
     prefix = depth_prefix(messages, depth, counter)
     before = counter.count_messages(prefix)
@@ -148,7 +157,7 @@ def _case(
         stats.head_messages,
         stats.head_messages + stats.middle_messages,
     )
-    facts = span_facts(prefix, start, end, head)
+    facts = span_facts(prefix, start, end, head, run=messages)
     after = counter.count_messages(result)
     systems = [
         SystemResult(
@@ -156,6 +165,7 @@ def _case(
             before,
             after,
             score(facts, messages_text(result[head:]), _summary_text(result)),
+            tuple(result) if keep_messages else (),
         )
     ]
     masked = observation_masking(prefix)
@@ -165,6 +175,7 @@ def _case(
             before,
             counter.count_messages(masked),
             score(facts, messages_text(masked[head:]), None),
+            tuple(masked) if keep_messages else (),
         )
     )
     cut = truncation(prefix, head, after, counter)
@@ -174,6 +185,7 @@ def _case(
             before,
             counter.count_messages(cut),
             score(facts, messages_text(cut[head:]), None),
+            tuple(cut) if keep_messages else (),
         )
     )
     return case(
@@ -204,11 +216,16 @@ def aggregate(cases: Sequence[CaseResult]) -> dict[str, dict[str, Any]]:
         p = [r.probes for r in rows]
         out[system] = {
             "cases": len(rows),
+            "nothing_to_probe": sum(
+                1 for c in cases if c.compacted and c.facts is not None and c.facts.nothing_to_probe
+            ),
             "files_named": _ratio([x.files_named for x in p]),
             "request_kept": _count([x.request_kept for x in p]),
             "last_failure_kept": _count([x.last_failure_kept for x in p]),
             "unresolved_failure_kept": _count([x.unresolved_failure_kept for x in p]),
             "identifiers_kept": _ratio([x.identifiers_kept for x in p]),
+            "identifier_names_kept": _ratio([x.identifier_names_kept for x in p]),
+            "successes_as_failures": sum(len(x.successes_as_failures) for x in p),
             "tokens_removed_pct": (
                 round(sum(r.removed_pct for r in rows) / len(rows), 2) if rows else None
             ),

@@ -11,6 +11,7 @@ task identifiers and are left out.
 from __future__ import annotations
 
 import builtins
+import keyword
 import re
 from collections.abc import Iterable
 
@@ -56,15 +57,42 @@ STOP_IDENTIFIERS = frozenset(
 )
 """Agent vocabulary, not task identifiers."""
 
-LANGUAGE_CALLS = frozenset(
-    name
-    for owner in (builtins, str, bytes, list, dict, set)
-    for name in dir(owner)
-    if not name.startswith("_")
+_KEYWORDS = frozenset(keyword.kwlist) | frozenset(
+    # C, C++, Java, JavaScript, shell: `while (`, `sizeof(`, `function(` are not names
+    [
+        "while",
+        "for",
+        "if",
+        "switch",
+        "return",
+        "sizeof",
+        "catch",
+        "function",
+        "typeof",
+        "elif",
+        "else",
+        "do",
+        "case",
+        "new",
+        "delete",
+        "printf",
+        "echo",
+        "exit",
+    ]
 )
-"""Python's builtins and the methods of its builtin types (``range(``, ``.decode(``): a
-call to one is the language, not a name of the task, so called and method names from
-this set do not count. Snake/Camel names and backticked names still count."""
+LANGUAGE_CALLS = (
+    frozenset(
+        name
+        for owner in (builtins, str, bytes, list, dict, set)
+        for name in dir(owner)
+        if not name.startswith("_")
+    )
+    | _KEYWORDS
+)
+"""Python's builtins and the methods of its builtin types (``range(``, ``.decode(``), and
+the keywords of common languages (``while (``, ``sizeof(``): a call to one is the
+language, not a name of the task, so called and method names from this set do not count.
+Snake/Camel names and backticked names still count."""
 
 
 def _keep(names: Iterable[str]) -> list[str]:

@@ -16,9 +16,16 @@ Matching rules, so every figure can be reproduced by hand:
 - A failing command is kept when its key (the command's first line, clipped to
   :data:`COMMAND_CHARS`; for an editor action, the edited file's basename) and its error
   line (clipped to :data:`ERROR_CHARS`) both appear.
-- Identifiers that already appear in the head are not at risk and are not counted.
+- Identifiers that already appear in the head are not at risk and are not counted; the
+  identifier figure is weighted (an identifier counts once per later assistant message
+  that used it), and the plain count is reported beside it.
+- A failure whose output has no error text to quote (``ERROR:`` alone, an empty output
+  marked as an error) is not a probe; it is counted as ``unprobed_failures``.
 - "Kept" looks in the result after the head: the head is never compacted, and SWE-agent
   heads quote demonstration commands that would otherwise match by accident.
+- A success is listed as a failure when the summary quotes the first output line of a
+  step that succeeded (its first :data:`SUCCESS_LINE_CHARS` characters, when that line
+  has at least :data:`SUCCESS_LINE_MIN`) after ``error``/``failed`` on the same line.
 - A probe with nothing to check is ``None`` (shown as n/a), never a pass or a fail.
 """
 
@@ -32,8 +39,9 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..messages.content import call_name, content_text, tool_calls_of
-from .actions import actions_of, is_shell_action, prose_of
-from .identifiers import code_identifiers, identifier_present, prose_identifiers
+from .actions import is_shell_action
+from .identifiers import identifier_present
+from .later_use import later_used_names
 from .spans import Step, read_steps, user_requests
 
 __all__ = [
@@ -53,6 +61,8 @@ REQUEST_WHOLE_LIMIT = 1_000
 REQUEST_OPENING_CHARS = 300
 COMMAND_CHARS = 60
 ERROR_CHARS = 80
+SUCCESS_LINE_MIN = 12
+SUCCESS_LINE_CHARS = 50
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +85,19 @@ class SpanFacts:
     last_failure: Failure | None
     last_unresolved: Failure | None
     identifiers: tuple[str, ...]
+    """Identifiers of the span that a later assistant message used (:mod:`.later_use`)."""
+    identifier_uses: dict[str, int] = field(default_factory=dict)
+    """Each identifier's weight: how many later assistant messages used it."""
+    unprobed_failures: int = 0
+    """Failures with no error text to look for (``ERROR:`` alone): not probes."""
+    successes: tuple[str, ...] = ()
+    """The first output line of each step of the span that succeeded: a summary that
+    quotes one as an error has listed a success as a failure."""
+
+    @property
+    def nothing_to_probe(self) -> bool:
+        """True when the span holds no file change, request, failure or used identifier."""
+        return not (self.files_modified or self.request or self.last_failure or self.identifiers)
 
 
 @dataclass(frozen=True)
@@ -87,7 +110,12 @@ class ProbeScore:
     last_failure_kept: bool | None
     unresolved_failure_kept: bool | None
     identifiers_kept: tuple[int, int] | None
+    """Kept and total weight: each identifier counts once per later use."""
     identifiers_missing: tuple[str, ...] = field(default=())
+    identifier_names_kept: tuple[int, int] | None = None
+    """Kept and total identifiers, each counted once."""
+    successes_as_failures: tuple[str, ...] = ()
+    """Successful steps' output lines that the summary quotes as an error."""
 
 
 def _norm(text: str) -> str:
@@ -167,30 +195,24 @@ def _failures(steps: Sequence[Step], start: int, end: int) -> list[Failure]:
             later.outcome is not None and not later.failed and _step_key(later) == key
             for later in steps[i + 1 :]
         )
-        error = step.outcome.error_line or ""
-        found.append(Failure(step.index, step.action.command, key, error, fixed))
+        found.append(
+            Failure(step.index, step.action.command, key, step.outcome.error_line or "", fixed)
+        )
     return found
 
 
-def _span_identifiers(
-    messages: Sequence[Mapping[str, Any]], start: int, end: int, head_text: str
-) -> tuple[str, ...]:
-    names: list[str] = []
-    for message in messages[start:end]:
-        if message.get("role") != "assistant":
-            continue
-        names.extend(prose_identifiers(prose_of(message)))
-        for action in actions_of(message):
-            for text in action.texts():
-                names.extend(code_identifiers(text))
-    unique = dict.fromkeys(names)
-    return tuple(n for n in unique if not identifier_present(n, head_text))
-
-
 def span_facts(
-    messages: Sequence[Mapping[str, Any]], start: int, end: int, head: int | None = None
+    messages: Sequence[Mapping[str, Any]],
+    start: int,
+    end: int,
+    head: int | None = None,
+    run: Sequence[Mapping[str, Any]] | None = None,
 ) -> SpanFacts:
-    """Facts of the span ``messages[start:end]`` of a prefix; ``head`` defaults to ``start``."""
+    """Facts of the span ``messages[start:end]`` of a prefix; ``head`` defaults to ``start``.
+
+    ``run`` is the whole transcript the prefix was cut from (default: ``messages``): an
+    identifier counts when any later assistant message of the run uses it.
+    """
     head = start if head is None else head
     steps = read_steps(messages)
     files: list[str] = []
@@ -199,16 +221,47 @@ def span_facts(
             for path in step.writes:
                 _add_path(files, _clean_path(path))
     requests = [text for index, text in user_requests(messages) if start <= index < end]
-    failures = _failures(steps, start, end)
+    every = _failures(steps, start, end)
+    failures = [f for f in every if f.error_line]
     unresolved = [f for f in failures if not f.fixed]
     head_text = messages_text(messages[:head])
+    successes = tuple(
+        dict.fromkeys(
+            _first_line(step.outcome.text)
+            for step in steps
+            if start <= step.index < end
+            and step.outcome is not None
+            and not step.failed
+            and len(_first_line(step.outcome.text)) >= SUCCESS_LINE_MIN
+        )
+    )
+    used = [
+        u
+        for u in later_used_names(run if run is not None else messages, start, end)
+        if not identifier_present(u.name, head_text)
+    ]
     return SpanFacts(
         files_modified=tuple(files),
         request=requests[-1] if requests else None,
         last_failure=failures[-1] if failures else None,
         last_unresolved=unresolved[-1] if unresolved else None,
-        identifiers=_span_identifiers(messages, start, end, head_text),
+        identifiers=tuple(u.name for u in used),
+        identifier_uses={u.name: u.uses for u in used},
+        unprobed_failures=len(every) - len(failures),
+        successes=successes,
     )
+
+
+def _first_line(text: str) -> str:
+    for line in text.splitlines():
+        if line.strip():
+            return _norm(line)[:SUCCESS_LINE_CHARS]
+    return ""
+
+
+def _quoted_as_error(line: str, summary: str) -> bool:
+    pattern = r"(?i)\b(?:error|errors|failed|failure)\b:?[^\n]{0,80}?" + re.escape(line)
+    return re.search(pattern, summary) is not None
 
 
 def _named(path: str, text: str) -> bool:
@@ -239,6 +292,8 @@ def score(facts: SpanFacts, kept_text: str, summary_text: str | None) -> ProbeSc
     missing = tuple(p for p in facts.files_modified if not _named(p, files_in))
     ids_missing = tuple(n for n in facts.identifiers if not identifier_present(n, kept_text))
     n_files, n_ids = len(facts.files_modified), len(facts.identifiers)
+    weight = sum(facts.identifier_uses.get(n, 1) for n in facts.identifiers)
+    lost = sum(facts.identifier_uses.get(n, 1) for n in ids_missing)
     return ProbeScore(
         files_named=(n_files - len(missing), n_files) if n_files else None,
         files_missing=missing,
@@ -247,6 +302,12 @@ def score(facts: SpanFacts, kept_text: str, summary_text: str | None) -> ProbeSc
         unresolved_failure_kept=(
             _failure_kept(facts.last_unresolved, flat) if facts.last_unresolved else None
         ),
-        identifiers_kept=(n_ids - len(ids_missing), n_ids) if n_ids else None,
+        identifiers_kept=(weight - lost, weight) if n_ids else None,
         identifiers_missing=ids_missing,
+        identifier_names_kept=(n_ids - len(ids_missing), n_ids) if n_ids else None,
+        successes_as_failures=(
+            tuple(x for x in facts.successes if _quoted_as_error(x, _norm(summary_text)))
+            if summary_text
+            else ()
+        ),
     )

@@ -10,11 +10,15 @@ demonstrations, earlier summaries and host chatter.
 
 Failure comes from an explicit exit status when the format states one (``<returncode>``,
 ``Exit code N``, ``///PROCESS-DONE:N``, ``is_error``), else from the output's own words:
-a traceback, an exception line, SWE-agent's rejected-edit notice, ``command not found``.
+a traceback, an exception line, an error line any program prints (``Error: …``,
+``fatal: …``, ``x failed with: TypeError``, ``file:12: error``, pytest's ``E   …Error``),
+SWE-agent's rejected-edit notice, ``command not found``. The word "error" in a file name
+or a success message is not a failure.
 """
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -37,6 +41,16 @@ _TRAILER_RE = re.compile(
     r"^\s*(?:\(Open file: [^\n]*\)|\(Current directory: [^\n]*\)|bash-\$)\s*$", re.M
 )
 _EXCEPTION_RE = re.compile(r"\b(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt)\b:(?: |$)")
+# An error line printed by any program, recognised by its shape (the word "error" inside a
+# file name such as reproduce_error.py, or in "File created successfully", is not one).
+_PRINTED_ERROR_RES = (
+    re.compile(r"^(?:error|fatal|ERROR|FATAL|Error|Fatal)(?:\[\w+\])?: *\S", re.M),
+    re.compile(r"^[\w./-]+: (?:error|fatal):", re.M),  # argparse, git: "prog: error: ..."
+    re.compile(r"^[^\s:]+:\d+(?::\d+)?: (?:fatal )?error\b", re.M),  # compiler diagnostics
+    re.compile(r"\bfailed with:? +[A-Z]\w*(?:Error|Exception)\b"),  # "X failed with: TypeError"
+    re.compile(r"^\s*(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)(?:: |$)", re.M),
+    re.compile(r"^E {2,}[A-Z]\w*(?:Error|Exception)\b", re.M),  # pytest's failure detail
+)
 _FAILURE_CUES = (
     re.compile(r"Traceback \(most recent call last\)"),
     re.compile(r"Your proposed edit has introduced new syntax error"),
@@ -45,13 +59,17 @@ _FAILURE_CUES = (
     re.compile(r"did not appear verbatim"),
     re.compile(r": command not found\b"),
     re.compile(r"No such file or directory"),
-    re.compile(r"^(?:error|fatal|ERROR|FATAL|Error)(?:\[\w+\])?: ", re.M),
     re.compile(r"^FAILED\b|=+ .*\b\d+ failed\b", re.M),
     re.compile(r"^Segmentation fault", re.M),
+    re.compile(r"^(?:ERROR|Error|error):[ \t]*\n[ \t]*\S", re.M),  # the label, its text below
+    *_PRINTED_ERROR_RES,
 )
 _ERROR_WORD_RE = re.compile(
     r"(?i)\b(?:error|fatal|failed|failure|not found|no such file|denied|invalid|cannot)\b"
 )
+# "ERROR:" alone names no error: its text is on the next line (OpenHands' editor answers
+# "ERROR:\nInvalid `path` parameter: ..."), and a probe of just the label checks nothing.
+_BARE_LABEL_RE = re.compile(r"(?i)^(?:error|fatal|failed|failure|exception)\s*:?$")
 _OBSERVATION_STARTS = (
     "OBSERVATION:",
     "EXECUTION RESULT of [",
@@ -123,7 +141,23 @@ def _exit_code(text: str) -> int | None:
     return None
 
 
+def _json_body(text: str) -> str:
+    """A tool answer written as JSON (Codex: ``{"output": ..., "metadata": {"exit_code":
+    N}}``, or with ``stderr``/``error`` fields) as the text it carries."""
+    if not text.lstrip().startswith("{"):
+        return text
+    try:
+        value = json.loads(text)
+    except ValueError:
+        return text
+    if not isinstance(value, dict) or not isinstance(value.get("output"), str):
+        return text
+    extra = [value.get(k) for k in ("stderr", "error")]
+    return "\n".join([value["output"], *(e for e in extra if isinstance(e, str) and e)])
+
+
 def _strip_envelope(text: str) -> str:
+    text = _json_body(text)
     text = re.sub(r"^\s*OBSERVATION:\s*", "", text)
     text = _RETURNCODE_RE.sub("", text)
     text = re.sub(r"</?output(?:_head|_tail)?>", "", text)
@@ -133,14 +167,30 @@ def _strip_envelope(text: str) -> str:
 
 
 def _error_line(text: str) -> str | None:
+    """The last exception or printed error line; else the first line with an error word.
+
+    A bare label (``ERROR:``) is read together with the line after it; a text whose only
+    error line is a bare label has no error line (``None``): there is nothing to quote.
+    """
     lines = [line.strip() for line in text.splitlines() if line.strip()]
-    exceptions = [line for line in lines if _EXCEPTION_RE.search(line)]
+    joined: list[str] = []
+    for i, line in enumerate(lines):
+        if _BARE_LABEL_RE.match(line):
+            if i + 1 < len(lines):
+                joined.append(f"{line} {lines[i + 1]}")
+            continue
+        joined.append(line)
+    exceptions = [
+        line
+        for line in joined
+        if _EXCEPTION_RE.search(line) or any(p.search(line) for p in _PRINTED_ERROR_RES)
+    ]
     if exceptions:
         return exceptions[-1]
-    for line in lines:
+    for line in joined:
         if _ERROR_WORD_RE.search(line) and not line.startswith("Your changes have NOT"):
             return line
-    return lines[0] if lines else None
+    return joined[0] if joined else None
 
 
 def read_outcome(raw: str, *, is_error: bool = False) -> Outcome:

@@ -8,6 +8,7 @@ extractive summarizer, an LLM summarizer and a test double all see the same inpu
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 
@@ -49,6 +50,10 @@ class SummaryRequest:
     in the context of the whole transcript (a turn that answers an action before the span
     is still an observation); ``None``: the summarizer reads ``turns`` itself."""
     retry_note: str | None = None
+    tail: Sequence[Mapping[str, Any]] | None = None
+    """The messages kept verbatim after ``turns`` (the compressor's tail), oldest first;
+    ``None`` when the caller does not say. A summarizer may rank what it keeps by what the
+    tail goes on to use (the extractive one ranks identifiers so); it never summarizes it."""
 
 
 @runtime_checkable

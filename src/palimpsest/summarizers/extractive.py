@@ -156,7 +156,7 @@ def _build(facts: SpanFacts, prev: PreviousSummary, focus: str | None, goal: str
     d.goal = prev.text("Goal") or goal or facts.first_request
     d.constraints = _dedup(prev.items("Constraints & Preferences") + facts.constraints)
     focus_words = d.focus = _focus_words(focus)
-    d.names = facts.identifiers.ranked(focus_words, limit=MAX_NAMES)
+    d.names = facts.key_names(focus_words, limit=MAX_NAMES)
     _carry_names(d, prev)
     for raw in prev.actions:
         low = raw.lower()
@@ -456,7 +456,7 @@ class ExtractiveSummarizer:
     """It reads ``request.turns`` itself, so the compressor skips rendering the LLM prompt."""
 
     def summarize(self, request: SummaryRequest) -> str:
-        facts = extract_facts(request.turns, request.readings)
+        facts = extract_facts(request.turns, request.readings, request.tail)
         previous = request.previous_summary
         if not previous and facts.summaries:
             previous = facts.summaries[-1]

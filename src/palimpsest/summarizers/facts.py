@@ -17,6 +17,7 @@ compaction), so they are exposed as documented accessors:
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Any, ClassVar
@@ -24,6 +25,7 @@ from typing import Any, ClassVar
 from ..messages.reading import MessageReading, read_transcript
 from .actions import Action
 from .identifiers import IdentifierTally
+from .later_use import NameUse, tail_uses
 from .paths import display_path, resolve_path, tail_owner
 
 __all__ = ["Failure", "FileNote", "Question", "SpanFacts", "extract_facts"]
@@ -115,6 +117,10 @@ class SpanFacts:
     failures: list[Failure] = field(default_factory=list)
     approaches: list[str] = field(default_factory=list)
     identifiers: IdentifierTally = field(default_factory=IdentifierTally)
+    name_use: NameUse | None = None
+    """Names tools printed and their later use (set by the walk; :mod:`.later_use`)."""
+    tail_uses: Counter[str] = field(default_factory=Counter)
+    """Words of the kept tail's assistant messages: how many messages use each."""
     critical: dict[str, None] = field(default_factory=dict)
     cwd: str | None = None
     root: str | None = None
@@ -141,6 +147,12 @@ class SpanFacts:
     def last_failure(self) -> Failure | None:
         """The newest failure, fixed or not."""
         return self.failures[-1] if self.failures else None
+
+    def key_names(self, focus_words: list[str] | None = None, limit: int = 100) -> list[str]:
+        """The span's identifiers, those used later first (:meth:`NameUse.ranked`)."""
+        if self.name_use is None:
+            return self.identifiers.ranked(focus_words, limit=limit)
+        return self.name_use.ranked(self.tail_uses, focus_words, limit=limit)
 
     # --- collecting -----------------------------------------------------------------------
 
@@ -220,15 +232,21 @@ def _unrooted(line: str, prefix: str) -> str:
 
 
 def extract_facts(
-    turns: Sequence[Any], readings: Sequence[MessageReading] | None = None
+    turns: Sequence[Any],
+    readings: Sequence[MessageReading] | None = None,
+    tail: Sequence[Any] | None = None,
 ) -> SpanFacts:
     """Walk ``turns`` once (oldest first) and return the collected :class:`SpanFacts`.
 
     ``readings`` is :func:`~palimpsest.messages.reading.read_transcript` of ``turns`` when
     the caller already has it (one reading per turn; otherwise the turns are read here).
+    ``tail`` is the messages kept after ``turns``, when known: the names its assistant
+    messages use rank first among the span's identifiers.
     """
     from .walk import Walker  # the walk imports this module's types
 
     if readings is None or len(readings) != len(turns):
         readings = read_transcript(turns)
-    return Walker(turns).run(readings)
+    facts = Walker(turns).run(readings)
+    facts.tail_uses = tail_uses(tail)
+    return facts

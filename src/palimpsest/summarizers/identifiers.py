@@ -21,7 +21,7 @@ from collections import Counter
 
 from ..safety.redact import redact
 
-__all__ = ["SCAN_CHARS", "IdentifierTally"]
+__all__ = ["SCAN_CHARS", "IdentifierTally", "accept_name", "text_context"]
 
 SCAN_CHARS = 3_000
 """Characters of one text (assistant prose, a command, an edit) scanned for names."""
@@ -183,6 +183,17 @@ def _accept(name: str, call: bool, backticked: bool) -> bool:
     return False
 
 
+def accept_name(name: str, call: bool = False) -> bool:
+    """True when ``name`` is code-shaped enough to list (see the module docstring);
+    ``call``: it was seen followed by ``(``."""
+    return _accept(name, call, False)
+
+
+def text_context(text: str, start: int, end: int) -> str:
+    """The text around ``text[start:end]`` that redaction judges a name by (:func:`_context`)."""
+    return _context(text, start, end)
+
+
 class IdentifierTally:
     """Counts code-shaped names across texts; :meth:`ranked` lists them by use."""
 
@@ -194,10 +205,12 @@ class IdentifierTally:
         # test is pure. Held by the tally, so it lives no longer than one span's walk.
         self._verdicts: dict[tuple[str, bool, bool], bool] = {}
 
-    def add(self, text: str) -> None:
-        """Count the names in the first :data:`SCAN_CHARS` characters of ``text``."""
+    def add(self, text: str) -> list[str]:
+        """Count the names in the first :data:`SCAN_CHARS` characters of ``text``; return
+        the names counted, in order (a name once per use)."""
+        found_names: list[str] = []
         if not text:
-            return
+            return found_names
         counts, first, verdicts = self.counts, self.first, self._verdicts
         for match in _TOKEN.finditer(text, 0, SCAN_CHARS):
             backticked, issue, name = match.groups()
@@ -222,6 +235,13 @@ class IdentifierTally:
                 first[found] = len(first)
                 self.context[found] = _context(text, *match.span())
             counts[found] += 1
+            found_names.append(found)
+        return found_names
+
+    def is_clean(self, name: str) -> bool:
+        """False when redaction removes ``name`` from the text it was first seen in: a
+        password after ``--password`` or a token in a URL is a secret, not a name."""
+        return name in redact(self.context.get(name, name))
 
     def ranked(self, focus_words: list[str] | None = None, limit: int = 100) -> list[str]:
         """Up to ``limit`` names by use (most first, ties by first use); focus matches lead.
@@ -239,6 +259,6 @@ class IdentifierTally:
         for name in names:
             if len(kept) >= limit:
                 break
-            if name in redact(self.context.get(name, name)):
+            if self.is_clean(name):
                 kept.append(name)
         return kept

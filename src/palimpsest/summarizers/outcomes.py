@@ -13,8 +13,9 @@ import re
 
 from ..compaction.oneliners import is_pruned_content
 from .actions import Action, clip, is_shell_tool
+from .error_lines import TRACEBACK, error_lines, last_error_line, mentions_failure
 
-__all__ = ["apply_result", "trailer_hints"]
+__all__ = ["apply_result", "mark_failed", "trailer_hints"]
 
 MAX_JSON_OUTPUT = 200_000
 """JSON tool outputs up to this size are decoded to read their output and exit code."""
@@ -53,16 +54,6 @@ _ERROR_IN_LINE = re.compile(
     r"\b[A-Z]\w*(?:Error|Exception)\b|\berror\b|\bERROR\b|\bfatal\b|\bFATAL\b"
     r"|No such file or directory|command not found|Permission denied|does not exist|\bnot found\b"
 )
-# With no exit code, only an error *at the start of a line* counts as failure: code in a
-# diff or a file listing mentions "Error" too.
-_FAIL_START = re.compile(
-    r"(?:[\w.]*(?:Error|Exception)|error|ERROR|fatal|FATAL|FAILED)\b[:\s]"
-    r"|.*: (?:command not found|No such file or directory|Permission denied)"
-)
-_FAIL_WORDS = (
-    "error", "failed", "exception", "traceback", "not found", "no such file", "does not exist",
-    "permission denied", "invalid", "cannot", "could not", "unable to", "did not appear",
-)  # fmt: skip
 
 
 def _window(text: str) -> str:
@@ -135,11 +126,16 @@ def _lines_with_errors(text: str) -> list[str]:
 
 
 def _error_line(text: str) -> str | None:
-    start = text.find("Traceback (most recent call last)")
+    """The last error a program printed (a traceback's exception line, an ``Error: …``
+    line, a pytest ``FAILED`` line); else the first line naming an error word."""
+    start = text.rfind(TRACEBACK)
     if start != -1:
         match = _EXCEPTION_LINE.search(text, start)
         if match:
             return clip(match.group(0), 240)
+    last = last_error_line(text)
+    if last is not None:
+        return clip(last, 240)
     for line in _lines_with_errors(text):
         if _ERROR_IN_LINE.search(line):
             return clip(line, 240)
@@ -147,9 +143,8 @@ def _error_line(text: str) -> str | None:
 
 
 def _failure_start(text: str) -> bool:
-    if "Traceback (most recent call last)" in text:
-        return True
-    return any(_FAIL_START.match(line) for line in _lines_with_errors(text))
+    """Failure read from the output alone: a traceback or any line in an error's form."""
+    return TRACEBACK in text or last_error_line(text) is not None
 
 
 def _strip_trailers(text: str) -> tuple[str, str | None, str | None, int | None]:
@@ -212,8 +207,8 @@ def _blank(text: str) -> bool:
 
 
 def _looks_failed(head: str) -> bool:
-    lower = head.lower()
-    return any(word in lower for word in _FAIL_WORDS)
+    """A file tool's first line reports a refusal; a name or path holding "error" does not."""
+    return mentions_failure(head)
 
 
 def trailer_hints(text: str) -> tuple[str | None, str | None]:
@@ -257,6 +252,7 @@ def apply_result(
         head = _first_line(text)
         error = (_error_line(head) or clip(head, 240)) if _looks_failed(head) else None
         if error:
+            error = _specific_error(text) or error
             action.failed, action.error, action.outcome = True, error, f"error: {error}"
         elif verb == "WRITE" and action.write_lines is not None:
             action.outcome = f"{action.write_lines:,} lines"
@@ -265,9 +261,36 @@ def apply_result(
     return open_file, cwd
 
 
+def mark_failed(action: Action, result: str) -> None:
+    """The format marked ``result`` as an error (``is_error``): whatever its words say, the
+    call failed; its error is the last error line, else its first line."""
+    text = _strip_trailers(result or "")[0]
+    error = _error_line(_window(text)) or clip(_first_line(text), 240) or "marked as an error"
+    action.failed, action.error = True, error
+    action.writes = [] if not is_shell_tool(action.tool) else action.writes
+    prefix = f"exit {action.exit_code}; " if action.exit_code not in (None, 0) else ""
+    action.outcome = f"{prefix}error: {error}"
+
+
+DETAIL_LINES = 12
+"""Lines after a file tool's refusal searched for the error that explains it."""
+
+
+def _specific_error(text: str) -> str | None:
+    """The error a file tool's refusal names (SWE-agent's linter answers "Your proposed
+    edit has introduced new syntax error(s)" and then ``- E999 SyntaxError: …``; OpenHands
+    ``ERROR:`` and its text on the next line): the first error-form line of its first
+    :data:`DETAIL_LINES` lines other than the first line itself, else that line."""
+    lines = text[:4_000].splitlines()[: DETAIL_LINES + 1]
+    found = error_lines("\n".join(lines))
+    head = lines[0].strip() if lines else ""
+    named = [line for line in found if line != head] or found
+    return clip(named[0], 240) if named else None
+
+
 def _read_outcome(action: Action, text: str, head: str) -> None:
     total = _FILE_TOTAL.search(head) if "[File:" in head else None
-    error = _error_line(head) if _looks_failed(head) else None
+    error = (_specific_error(text) or _error_line(head)) if _looks_failed(head) else None
     if error and total is None:
         action.failed, action.error, action.outcome = True, error, f"error: {error}"
     elif total:

@@ -24,7 +24,8 @@ from ..messages.content import content_text
 from ..messages.reading import MessageReading, Observation, read_transcript
 from .actions import Action, classify_reading, clip
 from .facts import MAX_MENTIONS, Failure, Question, SpanFacts
-from .outcomes import apply_result, trailer_hints
+from .later_use import NameUse
+from .outcomes import apply_result, mark_failed, trailer_hints
 
 __all__ = ["Walker"]
 
@@ -40,6 +41,10 @@ NAMED_TURNS = 2_000
 command's output read for its outcome; older commands keep the exit status their format
 states (edits and writes are always read). This bounds the work on huge spans; real agent
 runs of a few hundred messages are read whole."""
+
+OUTPUT_NAME_WINDOW = 1_500
+"""Characters at each end of a tool output split into words for later-use counting
+(:mod:`.later_use`): a grep hit, a traceback's last frames, a test summary."""
 
 MAX_CONSTRAINTS = 12
 MAX_DECISIONS = 10
@@ -95,6 +100,8 @@ class Walker:
     def __init__(self, turns: Sequence[Any]) -> None:
         self.turns = turns
         self.facts = SpanFacts()
+        self.uses = self.facts.name_use = NameUse(self.facts.identifiers)
+        self.at = 0
         self.by_call: dict[str, list[Action]] = {}
         self.by_message: dict[int, list[Action]] = {}
         # actions still waiting for output, oldest first (a dict: O(1) removal by identity)
@@ -114,12 +121,20 @@ class Walker:
         for position, reading in enumerate(readings):
             self.scan = position >= scan_from
             self.names = position >= names_from
+            self.at = reading.index  # the index space of actions and observations
             kind = reading.kind
             if kind == "assistant":
                 self._assistant(reading)
             elif kind == "observation":
-                if reading.observation is not None:
-                    self._observation(position, reading.observation)
+                # a message of several tool_result blocks answers several calls
+                found = reading.extra.get("observations") or (reading.observation,)
+                errors = _flagged(self._message(position))
+                for observation in found:
+                    if isinstance(observation, Observation):
+                        flagged = errors is True or (
+                            isinstance(errors, set) and observation.call_id in errors
+                        )
+                        self._observation(position, observation, flagged)
             elif kind == "request":
                 self._request(reading.text)
             elif kind == "summary":
@@ -155,6 +170,7 @@ class Walker:
 
     def _assistant(self, reading: MessageReading) -> None:
         tally = self.facts.identifiers
+        used: list[str] = []  # the texts the agent wrote, for later-use counting
         for read_action in reading.actions:
             arguments = read_action.arguments
             if not isinstance(arguments, dict):  # a lazy mapping: parse it once, here
@@ -167,14 +183,19 @@ class Walker:
             self.unmatched[id(action)] = action
             if self.names:
                 tally.add(read_action.command or "")
+                used.append(read_action.command or "")
                 for key in _EDIT_TEXT_KEYS.intersection(arguments):
                     value = arguments[key]
                     if isinstance(value, str):
                         tally.add(value)
+                        used.append(value)
         text = reading.text
+        if text and not text.isspace() and self.names:
+            tally.add(text)
+            used.append(text)
+        if used and self.scan:  # outputs are only read there, so uses only count there
+            self.uses.agent_used(reading.index, used)
         if text and not text.isspace():
-            if self.names:
-                tally.add(text)
             self._assistant_text(text, bool(reading.actions))
         elif reading.actions:
             self.facts.ends_with_work = True
@@ -226,7 +247,8 @@ class Walker:
 
     # --- outputs ------------------------------------------------------------------------
 
-    def _observation(self, position: int, observation: Observation) -> None:
+    def _observation(self, position: int, observation: Observation, flagged: bool) -> None:
+        """``flagged``: the format marked this result as an error (``is_error``)."""
         action = self._answered(observation)
         if action is None:
             return
@@ -234,7 +256,11 @@ class Walker:
         message = self._message(position)
         raw = content_text(message.get("content")) if message is not None else ""
         open_file, cwd = trailer_hints(raw)
-        self._result(action, observation, open_file, cwd)
+        self._result(action, observation, open_file, cwd, flagged)
+        if self.scan:
+            # names a tool printed count once the agent uses them (see .later_use); like
+            # the other output scans, only the newest SCANNED_OUTPUTS messages are read
+            self.uses.saw_output(self.at, observation.output, OUTPUT_NAME_WINDOW)
 
     def _answered(self, observation: Observation) -> Action | None:
         """The action ``observation`` is the output of, removed from the waiting lists.
@@ -255,7 +281,12 @@ class Walker:
         return next(iter(self.unmatched.values()), None)
 
     def _result(
-        self, action: Action, observation: Observation, open_file: str | None, cwd: str | None
+        self,
+        action: Action,
+        observation: Observation,
+        open_file: str | None,
+        cwd: str | None,
+        flagged: bool = False,
     ) -> None:
         facts = self.facts
         if cwd and cwd != "n/a":
@@ -265,6 +296,8 @@ class Walker:
         else:
             hinted = hinted_cwd = None
             _stated_outcome(action, observation.exit_code)
+        if flagged and not action.failed:
+            mark_failed(action, observation.output)
         open_file = open_file or hinted
         if hinted_cwd and hinted_cwd != "n/a" and not cwd:
             facts.set_cwd(hinted_cwd)
@@ -379,6 +412,23 @@ class Walker:
             facts.add_critical(f"URL mentioned: {url}")
         self._values(text[:TEXT_SCAN])
         self._mentions(text, request=True)
+
+
+def _flagged(message: Mapping[str, Any] | None) -> bool | set[str]:
+    """What a message marks as an error: the whole message (a ``tool`` message with
+    ``is_error``), or the call ids of its ``tool_result`` blocks with ``is_error``."""
+    if message is None:
+        return False
+    if message.get("is_error") is True or message.get("_is_error") is True:
+        return True
+    content = message.get("content")
+    if not isinstance(content, list):
+        return False
+    return {
+        str(part.get("tool_use_id"))
+        for part in content
+        if isinstance(part, Mapping) and part.get("is_error") is True
+    }
 
 
 def _stated_outcome(action: Action, exit_code: int | None) -> None:

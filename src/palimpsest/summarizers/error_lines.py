@@ -1,0 +1,126 @@
+"""Which lines of a program's output report an error, read from their form, not their words.
+
+A failure is recognised from what happened: a traceback, an exception line, an error line
+printed by any program (``Error: …``, ``error: …``, ``fatal: …``, ``<Name>Error: …``,
+``<x> failed with: TypeError …``), a pytest ``E   AssertionError`` or ``FAILED`` line, a
+compiler's ``file:line: error:``, a shell's ``command not found``. The word "error" inside
+a name (``reproduce_error.py``, ``test_error_message``) or a success message
+(``File created successfully at: /x/reproduce_error.py``) is never one.
+
+:func:`error_lines` lists the error lines of a text in order; the summary quotes the last
+one, because the last error a program printed is what the next step has to deal with.
+An error form with nothing after its label (``ERROR:`` alone) says nothing and is skipped.
+"""
+
+from __future__ import annotations
+
+import re
+
+__all__ = ["TRACEBACK", "error_lines", "is_error_line", "last_error_line", "mentions_failure"]
+
+TRACEBACK = "Traceback (most recent call last)"
+
+_FORMS = re.compile(
+    # an exception at the start of a line: `ValueError: x`, `pkg.mod.CustomError`, `KeyError`
+    r"^\s*(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception|Interrupt|Failure)\b(?::\s*\S|\s*$)"
+    # a labelled error line with something after the label: `Error: …`, `error[E0308]: …`
+    r"|^\s*(?:error|Error|ERROR|fatal|Fatal|FATAL|panic)(?:\[\w+\])?:\s*\S"
+    r"|^npm ERR! \S"
+    # `<prog>: error: …` (argparse, git, compilers without a line number)
+    r"|^\s*[\w./-]+: (?:error|fatal error|fatal|ERROR):\s*\S"
+    # a compiler diagnostic: `src/a.c:12:5: error: …`
+    r"|^\s*[^\s:]+:\d+(?::\d+)?:\s*(?:fatal )?error\b"
+    # pytest: `E   AssertionError`, `FAILED tests/t.py::test_x - …`, a failed summary line
+    r"|^E\s{2,}\S"
+    r"|^FAILED\b"
+    r"|^=+ .*\b\d+ (?:failed|errors?)\b"
+    # `<x> failed with: TypeError …`, `… raised ValueError: …`, `… ValueError: …` mid-line
+    r"|\bfailed with:?\s+\S"
+    r"|\b(?:[A-Za-z_]\w*\.)*[A-Z]\w*(?:Error|Exception)\b: +\S"
+    # shell and OS errors
+    r"|: command not found\b|: No such file or directory\b|: Permission denied\b"
+    r"|^Segmentation fault\b|\bcore dumped\b"
+    r"|^\s*" + re.escape(TRACEBACK),
+    re.M,
+)
+_FAST_KEYS = ("rror", "xception", "ERR", "fatal", "Fatal", "FATAL", "FAIL", "fail", "panic",
+              "Interrupt", "Failure", "E  ", "not found", "No such", "denied", "Segmentation",
+              "core dumped", "Traceback")  # fmt: skip
+# A file tool's success message: whatever path or name it carries, it did not fail.
+_SUCCESS = re.compile(
+    r"^\s*(?:File created successfully|The file \S.* has been (?:edited|updated|created)"
+    r"|File (?:edited|updated|written|saved) successfully|Successfully (?:wrote|created|edited|"
+    r"updated|replaced|applied)|Applied edit to\b|Edit applied\b)",
+    re.I,
+)
+# Words that mean a file tool refused, checked with names and paths taken out of the line.
+_REFUSAL = re.compile(
+    r"\b(?:error|errors|failed|exception|traceback|not found|no such file|does not exist"
+    r"|permission denied|invalid|cannot|could not|unable to|did not appear|not been applied"
+    r"|no replacement)\b",
+    re.I,
+)
+_BARE_LABEL_LINE = re.compile(
+    r"^[ \t]*(?:error|Error|ERROR|fatal|Fatal|FATAL)[ \t]*:?[ \t]*$", re.M
+)
+_NAME_OR_PATH = re.compile(r"\S*(?:[/_\\]|\w\.\w)\S*|`[^`]*`|'[^']*'|\"[^\"]*\"")
+
+
+def is_error_line(line: str) -> bool:
+    """True when ``line`` has the form of an error report (see the module docstring)."""
+    if not any(key in line for key in _FAST_KEYS):
+        return False
+    return _FORMS.search(line) is not None and not _SUCCESS.match(line)
+
+
+def _line_at(text: str, index: int) -> tuple[int, str]:
+    """The start and the text of the line holding ``text[index]``."""
+    start = text.rfind("\n", 0, index) + 1
+    stop = text.find("\n", index)
+    return start, text[start : stop if stop != -1 else len(text)]
+
+
+def error_lines(text: str) -> list[str]:
+    """Every error line of ``text`` in order, stripped; a traceback's marker line left out.
+
+    A bare label (``ERROR:`` on a line of its own, as OpenHands' editor answers) is read
+    with the next non-blank line: ``ERROR: Invalid `path` parameter: …``. The lines are
+    found by searching the whole text (in C), not by testing it line by line.
+    """
+    if not any(key in text for key in _FAST_KEYS):
+        return []
+    found: dict[int, str] = {}
+    for match in _FORMS.finditer(text):
+        at = match.start() + len(match.group()) - len(match.group().lstrip())
+        start, line = _line_at(text, min(at, len(text) - 1))
+        stripped = line.strip()
+        if start in found or not stripped or stripped.startswith(TRACEBACK):
+            continue
+        if not _SUCCESS.match(line):
+            found[start] = stripped
+    for match in _BARE_LABEL_LINE.finditer(text):
+        rest = text[match.end() :].lstrip()
+        if rest:
+            found[match.start()] = f"{match.group().strip()} {rest.split(chr(10), 1)[0].strip()}"
+    return [found[k] for k in sorted(found)]
+
+
+def last_error_line(text: str) -> str | None:
+    """The error line a reader needs: the last one a program printed, ``None`` if none.
+
+    After a traceback that is its exception line; a pytest run's last line is its
+    ``FAILED``/summary line, which names the test and the error.
+    """
+    lines = error_lines(text)
+    return lines[-1] if lines else None
+
+
+def mentions_failure(line: str) -> bool:
+    """A file tool's one-line answer that reports a refusal (``The path /x does not exist``,
+    ``No replacement was performed``): an error form, or a refusal word outside any name,
+    path or quoted text. A success message never does, whatever name it carries."""
+    if _SUCCESS.match(line):
+        return False
+    if is_error_line(line):
+        return True
+    return _REFUSAL.search(_NAME_OR_PATH.sub(" ", line)) is not None

@@ -1,0 +1,98 @@
+"""Error lines recognised by their form: what a program printed, never a name or a success."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from palimpsest.summarizers.error_lines import (
+    error_lines,
+    is_error_line,
+    last_error_line,
+    mentions_failure,
+)
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "Error: 'ascii' codec can't decode byte 0xc3 in position 4",
+        "error: pathspec 'x' did not match any file(s) known to git",
+        "fatal: not a git repository (or any of the parent directories): .git",
+        "ValueError: bad value",
+        "marshmallow.exceptions.ValidationError: {'x': ['Missing data']}",
+        "AssertionError",
+        "Bareiss failed with: TypeError Invalid NaN comparison",
+        "E   AssertionError: assert 1 == 2",
+        "FAILED tests/test_x.py::test_round - AssertionError: 1 != 2",
+        "src/a.c:12:5: error: expected ';' before '}' token",
+        "main.go:3: error: undefined: foo",
+        "usage: x [-h]\nx: error: the following arguments are required: path",
+        "bash: foo: command not found",
+        "cat: missing.txt: No such file or directory",
+        "error[E0308]: mismatched types",
+        "npm ERR! missing script: test",
+        "Segmentation fault (core dumped)",
+        "  File x, in f: KeyError: 'k'",
+    ],
+)
+def test_error_forms_are_recognised(line: str) -> None:
+    assert error_lines(line), line
+
+
+@pytest.mark.parametrize(
+    "line",
+    [
+        "File created successfully at: /x/reproduce_error.py",
+        "WRITE reproduce_error.py",
+        "def test_error_message(self):",
+        "    raise ValueError('a listing, not a failure')",
+        "    except ValueError:",
+        "ERROR:",
+        "Error handling improved in 2.0",
+        "collected 3 items / 0 errors",
+        "The file /repo/error_utils.py has been edited.",
+        "12:    msg = 'no errors here'",
+    ],
+)
+def test_names_and_successes_are_not_errors(line: str) -> None:
+    assert not error_lines(line), line
+
+
+def test_the_last_error_is_the_one_quoted() -> None:
+    output = (
+        "Testing case 1\nError: 'ascii' codec can't decode byte 0xc3\n"
+        "Testing case 2\nBareiss failed with: TypeError Invalid NaN comparison\ndone"
+    )
+    assert last_error_line(output) == "Bareiss failed with: TypeError Invalid NaN comparison"
+    assert last_error_line("all good\n3 passed") is None
+
+
+@pytest.mark.parametrize(
+    ("line", "failed"),
+    [
+        ("File created successfully at: /x/reproduce_error.py", False),
+        ("The file /t/error_handler.py has been edited. Here's the result", False),
+        ("No replacement was performed, old_str `x` did not appear verbatim in a.py.", True),
+        ("Your proposed edit has introduced new syntax error(s).", True),
+        ("The path /repo/missing_error.py does not exist.", True),
+        ("Invalid `view_range` parameter", True),
+        ("[File: /t/error_codes.py (12 lines total)]", False),
+    ],
+)
+def test_file_tool_answers(line: str, failed: bool) -> None:
+    assert mentions_failure(line) is failed
+
+
+@given(st.from_regex(r"[a-z]{1,8}_error(?:_[a-z]{1,8})?\.(?:py|txt|log)", fullmatch=True))
+def test_a_file_named_for_errors_is_never_an_error(name: str) -> None:
+    for line in (name, f"File created successfully at: /tmp/{name}", f"WRITE {name}"):
+        assert not is_error_line(line)
+        assert not mentions_failure(line)
+
+
+def test_a_bare_label_is_read_with_the_next_line() -> None:
+    text = "ERROR:\n\nInvalid `path` parameter: y is not an absolute path"
+    assert error_lines(text) == ["ERROR: Invalid `path` parameter: y is not an absolute path"]
+    assert error_lines("ERROR:") == []  # nothing to quote
