@@ -1,0 +1,317 @@
+"""One conversation seen through a framework's hook: what the model sees, and what is kept.
+
+Every framework adapter does the same three things before a model call, and none of them
+may do it differently: convert the framework's history to our dicts, compact it with the
+one :class:`~palimpsest.compaction.ContextCompressor` when it reaches the threshold, and
+keep the conversation in a :class:`~palimpsest.storage.SessionStore` when one is given
+(a compaction ends the session and starts a linked continuation holding the compacted
+list, as our own agent does). :class:`ConversationKeeper` is that shared part; an adapter
+gives it two converters and calls :meth:`ConversationKeeper.view` from its hook.
+
+Frameworks differ in what they do with the list a hook returns. LangChain's middleware
+changes only the request: the graph state keeps the full history, so the next call brings
+the whole history again. pydantic-ai's ``ProcessHistory`` writes the processed list back
+into the run: the next call brings our compacted list plus what came after it. The keeper
+recognises both by prefix digests: a compaction remembers the digest of the history it
+stood for and of the list it handed out, and either one found at the start of a later
+history means "this is the compacted part".
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import logging
+import threading
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Generic, TypeVar
+
+from ..compaction.compressor import ContextCompressor
+from ..errors import PalimpsestError
+from ..messages import Message
+from ..providers.base import ChatModel
+from ..providers.connect import connect
+from ..storage.sessions import SessionStore, new_session_id
+from ..summarizers.base import Summarizer
+from ..summarizers.llm import LLMSummarizer
+from ..tokens import ExactCounter, TokenCounter
+
+__all__ = [
+    "ConversationKeeper",
+    "KeeperView",
+    "SummarizerSpec",
+    "make_compressor",
+    "make_summarizer",
+    "storable",
+    "visible",
+]
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+SummarizerSpec = Summarizer | ChatModel | str | None
+"""What an adapter accepts as ``summarizer``: a :class:`Summarizer`, a ``ChatModel`` (wrapped
+in :class:`LLMSummarizer`), a :func:`~palimpsest.connect` model spec such as
+``"openai:gpt-4o-mini"``, or ``None`` for the offline extractive summarizer."""
+
+_KEPT_PRIVATE = "_compressed_summary"
+
+
+def make_summarizer(spec: SummarizerSpec) -> Summarizer | None:
+    """The summarizer ``spec`` names (``None``: the compressor's extractive default)."""
+    if spec is None:
+        return None
+    if isinstance(spec, str):
+        return LLMSummarizer(connect(spec))
+    if isinstance(spec, ChatModel):
+        return LLMSummarizer(spec)
+    return spec
+
+
+def make_compressor(
+    context_length: int,
+    summarizer: SummarizerSpec = None,
+    token_counter: TokenCounter | None = None,
+    **compressor_options: Any,
+) -> ContextCompressor:
+    """A compressor measuring with exact ``o200k_base`` counts unless told otherwise, so
+    "under the window" means under it by the exact count."""
+    return ContextCompressor(
+        context_length,
+        make_summarizer(summarizer),
+        token_counter=token_counter or ExactCounter("o200k_base"),
+        **compressor_options,
+    )
+
+
+def visible(message: Mapping[str, Any]) -> dict[str, Any]:
+    """The message without private keys (``_...``): what a provider would be sent."""
+    return {k: v for k, v in message.items() if not str(k).startswith("_")}
+
+
+def _json_safe(value: Any) -> bool:
+    try:
+        json.dumps(value)
+    except (TypeError, ValueError):
+        return False
+    return True
+
+
+def storable(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
+    """Copies the store can encode: a private key whose value is not JSON is dropped (the
+    framework object it described stays with the framework; the text is kept)."""
+    out = []
+    for message in messages:
+        copy = dict(message)
+        for key in [k for k in copy if str(k).startswith("_") and k != _KEPT_PRIVATE]:
+            if not _json_safe(copy[key]):
+                del copy[key]
+        out.append(copy)
+    return out
+
+
+def _digest_chain(messages: Sequence[Mapping[str, Any]]) -> list[bytes]:
+    """``chain[i]`` is a digest of ``messages[:i]`` (``chain[0]`` of the empty prefix)."""
+    chain = [b""]
+    for message in messages:
+        step = hashlib.blake2b(chain[-1], digest_size=16)
+        step.update(json.dumps(message, sort_keys=True, default=repr).encode("utf-8", "replace"))
+        chain.append(step.digest())
+    return chain
+
+
+def _common_suffix(a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str, Any]]) -> int:
+    """How many trailing messages of ``a`` and ``b`` say the same to a provider."""
+    n = 0
+    while n < min(len(a), len(b)) and visible(a[-1 - n]) == visible(b[-1 - n]):
+        n += 1
+    return n
+
+
+@dataclass
+class _Thread(Generic[T]):
+    """What the keeper knows about one conversation."""
+
+    session_id: str | None
+    compacted: list[dict[str, Any]] = field(default_factory=list)
+    """Our dicts standing for the start of the history (empty before any compaction)."""
+    head: list[T] = field(default_factory=list)
+    """``compacted`` as framework messages, handed to the model in its place."""
+    aliases: dict[int, bytes] = field(default_factory=lambda: {0: b""})
+    """Prefix length -> digest of a history start that ``compacted`` stands for."""
+    stored: int = 0
+    """Messages after that start already in the store."""
+
+
+@dataclass(frozen=True)
+class KeeperView(Generic[T]):
+    """What one model call should see."""
+
+    messages: list[T]
+    changed: bool
+    """``messages`` differ from the history the hook was given."""
+    compacted: bool
+    """A compaction ran in this call."""
+    tokens: int
+    """Exact size of ``messages`` (our dicts, by the compressor's counter)."""
+
+
+class ConversationKeeper(Generic[T]):
+    """Compaction and persistence for framework hooks (see the module docstring).
+
+    ``to_dicts`` and ``from_dicts`` convert the framework's messages to our dicts and back;
+    ``key`` (a LangGraph thread id, a pydantic-ai conversation id) separates conversations
+    that share one hook. With a ``store``, every message is appended as it is first seen,
+    under ``session_id`` for the first conversation (a new id otherwise) and ``source``.
+    """
+
+    def __init__(
+        self,
+        compressor: ContextCompressor,
+        to_dicts: Callable[[Sequence[T]], list[dict[str, Any]]],
+        from_dicts: Callable[[Sequence[Mapping[str, Any]]], list[T]],
+        *,
+        store: SessionStore | None = None,
+        session_id: str | None = None,
+        source: str = "integration",
+    ) -> None:
+        self.compressor = compressor
+        self.to_dicts = to_dicts
+        self.from_dicts = from_dicts
+        self.store = store
+        self.source = source
+        self._first_session_id = session_id
+        self._threads: dict[str, _Thread[T]] = {}
+        self._lock = threading.Lock()
+
+    def session_id(self, key: str = "") -> str | None:
+        """The store session now holding conversation ``key`` (``None`` without a store or
+        before its first call)."""
+        thread = self._threads.get(key)
+        return thread.session_id if thread is not None else None
+
+    # -- the hook's calls ------------------------------------------------------------
+
+    def view(self, history: Sequence[T], key: str = "") -> KeeperView[T]:
+        """What the model should see for ``history``: the history itself while it is under
+        the compressor's threshold, else a compacted list ending in its newest messages."""
+        with self._lock:
+            return self._view(list(history), key)
+
+    def record(self, history: Sequence[T], key: str = "") -> None:
+        """Store what ``history`` adds (call it with the model's reply appended)."""
+        with self._lock:
+            dicts = self.to_dicts(list(history))
+            thread, base = self._thread(key, dicts)
+            self._persist(thread, dicts, base)
+
+    # -- inside ----------------------------------------------------------------------
+
+    def _view(self, history: list[T], key: str) -> KeeperView[T]:
+        dicts = self.to_dicts(history)
+        thread, base = self._thread(key, dicts)
+        self._persist(thread, dicts, base)
+        candidate = thread.compacted + dicts[base:]
+        counter = self.compressor.token_counter
+        tokens = counter.count_messages(candidate)
+        if self.compressor.should_compress(tokens):
+            result = self.compressor.compress(candidate, tokens)
+            stats = self.compressor.last_stats
+            if stats.compressed:
+                return self._adopt(thread, history, dicts, result, key)
+            log.info("compaction left the history as it was: %s", stats.reason)
+        if not thread.compacted:
+            return KeeperView(history, False, False, tokens)
+        return KeeperView(thread.head + history[base:], True, False, tokens)
+
+    def _adopt(
+        self,
+        thread: _Thread[T],
+        history: list[T],
+        dicts: list[dict[str, Any]],
+        result: list[dict[str, Any]],
+        key: str,
+    ) -> KeeperView[T]:
+        """A compaction ran: hand out ``result`` (the unchanged tail as the framework's own
+        objects), remember both prefixes it stands for, and split the stored session."""
+        kept = _common_suffix(result, dicts)
+        head = self.from_dicts(result[: len(result) - kept])
+        out = head + history[len(history) - kept :]
+        stats = self.compressor.last_stats
+        if not stats.fits:
+            log.warning("the compacted history does not fit: %s", stats.not_fit_reason)
+        thread.compacted = result
+        thread.head = out
+        thread.aliases = {
+            len(history): _digest_chain(dicts)[-1],
+            len(out): _digest_chain(self.to_dicts(out))[-1],
+        }
+        thread.stored = 0
+        self._split(thread, result)
+        tokens = self.compressor.token_counter.count_messages(result)
+        log.info(
+            "compacted %d messages to %d (%d tokens) for conversation %r",
+            len(dicts),
+            len(result),
+            tokens,
+            key,
+        )
+        return KeeperView(out, True, True, tokens)
+
+    def _thread(self, key: str, dicts: list[dict[str, Any]]) -> tuple[_Thread[T], int]:
+        """The conversation ``dicts`` continue and the length of their compacted start."""
+        thread = self._threads.get(key)
+        if thread is not None:
+            chain = _digest_chain(dicts)
+            for length in sorted(thread.aliases, reverse=True):
+                if length <= len(dicts) and chain[length] == thread.aliases[length]:
+                    return thread, length
+            log.info("conversation %r no longer starts as it did: starting afresh", key)
+        thread = _Thread(self._new_session(key))
+        self._threads[key] = thread
+        return thread, 0
+
+    def _new_session(self, key: str) -> str | None:
+        if self.store is None:
+            return None
+        sid = self._first_session_id if not self._threads else None
+        sid = sid or new_session_id()
+        self._first_session_id = None
+        try:
+            if self.store.get_session(sid) is None:
+                self.store.create_session(sid, source=self.source, title=None)
+        except PalimpsestError as exc:
+            log.warning("could not create session %s for %r: %s", sid, key, exc)
+        return sid
+
+    def _persist(self, thread: _Thread[T], dicts: list[dict[str, Any]], base: int) -> None:
+        if self.store is None or thread.session_id is None:
+            return
+        if not thread.compacted and thread.stored == 0 and base == 0:
+            # a session that already holds messages (a resumed run) is not written twice
+            try:
+                thread.stored = self.store.message_count(thread.session_id)
+            except PalimpsestError:
+                thread.stored = 0
+        pending = dicts[base + thread.stored :]
+        if not pending:
+            return
+        try:
+            self.store.append_messages(thread.session_id, storable(pending))
+        except PalimpsestError as exc:
+            log.warning("could not store %d message(s): %s", len(pending), exc)
+            return
+        thread.stored += len(pending)
+
+    def _split(self, thread: _Thread[T], result: list[dict[str, Any]]) -> None:
+        """End the stored session with ``compression``; the continuation holds ``result``."""
+        if self.store is None or thread.session_id is None:
+            return
+        try:
+            thread.session_id = self.store.start_continuation(
+                thread.session_id, messages=storable(result), model=self.compressor.model or None
+            )
+        except (PalimpsestError, ValueError) as exc:
+            log.warning("could not start the continuation of %s: %s", thread.session_id, exc)
