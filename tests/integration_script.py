@@ -16,7 +16,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from palimpsest import ExactCounter, is_compaction_summary_message, load_transcript
+from palimpsest import (
+    ExactCounter,
+    is_compaction_summary_message,
+    load_transcript,
+    validate_transcript,
+)
 from palimpsest.messages.content import content_text
 
 TRAJECTORIES = Path(__file__).parent / "data" / "transcripts" / "swe-agent"
@@ -121,8 +126,9 @@ def check_inputs(
     turns: Sequence[Turn],
     window: int = WINDOW,
 ) -> InputCheck:
-    """Every input under ``window`` by the exact o200k count; the turn's user message last
-    among its user messages, verbatim; returns the figures for further assertions.
+    """Every input under ``window`` by the exact o200k count and a valid transcript (tool
+    calls and results paired); the turn's user message last among its user messages,
+    verbatim; returns the figures for further assertions.
 
     ``inputs`` are our dicts of each model call in order; a call answering a tool result
     belongs to the same turn as the call before it."""
@@ -133,6 +139,8 @@ def check_inputs(
         size = counter.count_messages(messages)
         assert size < window, f"a model input of {size} tokens, window {window}"
         largest = max(largest, size)
+        # every tool result answers a call just before it, every call is answered
+        validate_transcript(list(messages), strict=True)
         if any(is_compaction_summary_message(m) for m in messages):
             summaries += 1
         if messages[-1].get("role") == "user":

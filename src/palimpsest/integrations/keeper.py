@@ -99,35 +99,60 @@ def _json_safe(value: Any) -> bool:
     return True
 
 
+def _json_part(value: Any) -> Any:
+    """``value`` without what JSON cannot hold: a mapping keeps its encodable entries."""
+    if isinstance(value, Mapping):
+        return {k: v for k, v in value.items() if _json_safe(v)}
+    return value if _json_safe(value) else None
+
+
 def storable(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Copies the store can encode: a private key whose value is not JSON is dropped (the
-    framework object it described stays with the framework; the text is kept)."""
+    """Copies the store can encode: what a private key holds that is not JSON (a live
+    framework object) is left out; everything a provider reads is kept."""
     out = []
     for message in messages:
         copy = dict(message)
         for key in [k for k in copy if str(k).startswith("_") and k != _KEPT_PRIVATE]:
-            if not _json_safe(copy[key]):
+            kept = _json_part(copy[key])
+            if kept is None:
                 del copy[key]
+            else:
+                copy[key] = kept
         out.append(copy)
     return out
 
 
-def _digest_chain(messages: Sequence[Mapping[str, Any]]) -> list[bytes]:
-    """``chain[i]`` is a digest of ``messages[:i]`` (``chain[0]`` of the empty prefix)."""
+def _digest_chain(converted: Sequence[Sequence[Mapping[str, Any]]]) -> list[bytes]:
+    """``chain[i]`` is a digest of the first ``i`` framework messages (by their dicts)."""
     chain = [b""]
-    for message in messages:
+    for dicts in converted:
         step = hashlib.blake2b(chain[-1], digest_size=16)
-        step.update(json.dumps(message, sort_keys=True, default=repr).encode("utf-8", "replace"))
+        step.update(json.dumps(dicts, sort_keys=True, default=repr).encode("utf-8", "replace"))
         chain.append(step.digest())
     return chain
 
 
-def _common_suffix(a: Sequence[Mapping[str, Any]], b: Sequence[Mapping[str, Any]]) -> int:
-    """How many trailing messages of ``a`` and ``b`` say the same to a provider."""
-    n = 0
-    while n < min(len(a), len(b)) and visible(a[-1 - n]) == visible(b[-1 - n]):
-        n += 1
-    return n
+def _flat(converted: Sequence[Sequence[dict[str, Any]]]) -> list[dict[str, Any]]:
+    return [d for dicts in converted for d in dicts]
+
+
+def _kept_tail(result: Sequence[Mapping[str, Any]], converted: Sequence[Sequence[Any]]) -> int:
+    """How many trailing framework messages ``result`` ends with unchanged (whole messages:
+    one framework message may be several dicts)."""
+    flat = _flat(converted)
+    same = 0
+    while (
+        same < min(len(result), len(flat))
+        and visible(result[-1 - same]) == visible(flat[-1 - same])
+    ):
+        same += 1
+    kept = covered = 0
+    for dicts in reversed(converted):
+        if covered + len(dicts) > same:
+            break
+        covered += len(dicts)
+        kept += 1
+    return kept
 
 
 @dataclass
@@ -140,9 +165,10 @@ class _Thread(Generic[T]):
     head: list[T] = field(default_factory=list)
     """``compacted`` as framework messages, handed to the model in its place."""
     aliases: dict[int, bytes] = field(default_factory=lambda: {0: b""})
-    """Prefix length -> digest of a history start that ``compacted`` stands for."""
+    """Prefix length (framework messages) -> digest of a history start ``compacted`` stands
+    for."""
     stored: int = 0
-    """Messages after that start already in the store."""
+    """Framework messages after that start already in the store."""
 
 
 @dataclass(frozen=True)
@@ -184,12 +210,13 @@ class ConversationKeeper(Generic[T]):
         self.source = source
         self._first_session_id = session_id
         self._threads: dict[str, _Thread[T]] = {}
+        self._last_key = ""
         self._lock = threading.Lock()
 
-    def session_id(self, key: str = "") -> str | None:
-        """The store session now holding conversation ``key`` (``None`` without a store or
-        before its first call)."""
-        thread = self._threads.get(key)
+    def session_id(self, key: str | None = None) -> str | None:
+        """The store session now holding conversation ``key`` (by default the one seen
+        last); ``None`` without a store or before the first call."""
+        thread = self._threads.get(self._last_key if key is None else key)
         return thread.session_id if thread is not None else None
 
     # -- the hook's calls ------------------------------------------------------------
@@ -203,24 +230,24 @@ class ConversationKeeper(Generic[T]):
     def record(self, history: Sequence[T], key: str = "") -> None:
         """Store what ``history`` adds (call it with the model's reply appended)."""
         with self._lock:
-            dicts = self.to_dicts(list(history))
-            thread, base = self._thread(key, dicts)
-            self._persist(thread, dicts, base)
+            converted = [self.to_dicts([m]) for m in history]
+            thread, base = self._thread(key, converted)
+            self._persist(thread, converted, base)
 
     # -- inside ----------------------------------------------------------------------
 
     def _view(self, history: list[T], key: str) -> KeeperView[T]:
-        dicts = self.to_dicts(history)
-        thread, base = self._thread(key, dicts)
-        self._persist(thread, dicts, base)
-        candidate = thread.compacted + dicts[base:]
+        converted = [self.to_dicts([m]) for m in history]
+        thread, base = self._thread(key, converted)
+        self._persist(thread, converted, base)
+        candidate = thread.compacted + _flat(converted[base:])
         counter = self.compressor.token_counter
         tokens = counter.count_messages(candidate)
         if self.compressor.should_compress(tokens):
             result = self.compressor.compress(candidate, tokens)
             stats = self.compressor.last_stats
             if stats.compressed:
-                return self._adopt(thread, history, dicts, result, key)
+                return self._adopt(thread, history, converted, result, key)
             log.info("compaction left the history as it was: %s", stats.reason)
         if not thread.compacted:
             return KeeperView(history, False, False, tokens)
@@ -230,14 +257,15 @@ class ConversationKeeper(Generic[T]):
         self,
         thread: _Thread[T],
         history: list[T],
-        dicts: list[dict[str, Any]],
+        converted: list[list[dict[str, Any]]],
         result: list[dict[str, Any]],
         key: str,
     ) -> KeeperView[T]:
         """A compaction ran: hand out ``result`` (the unchanged tail as the framework's own
         objects), remember both prefixes it stands for, and split the stored session."""
-        kept = _common_suffix(result, dicts)
-        head = self.from_dicts(result[: len(result) - kept])
+        kept = _kept_tail(result, converted)
+        kept_dicts = sum(len(dicts) for dicts in converted[len(converted) - kept :])
+        head = self.from_dicts(result[: len(result) - kept_dicts])
         out = head + history[len(history) - kept :]
         stats = self.compressor.last_stats
         if not stats.fits:
@@ -245,28 +273,31 @@ class ConversationKeeper(Generic[T]):
         thread.compacted = result
         thread.head = out
         thread.aliases = {
-            len(history): _digest_chain(dicts)[-1],
-            len(out): _digest_chain(self.to_dicts(out))[-1],
+            len(history): _digest_chain(converted)[-1],
+            len(out): _digest_chain([self.to_dicts([m]) for m in out])[-1],
         }
         thread.stored = 0
         self._split(thread, result)
         tokens = self.compressor.token_counter.count_messages(result)
         log.info(
             "compacted %d messages to %d (%d tokens) for conversation %r",
-            len(dicts),
+            sum(len(dicts) for dicts in converted),
             len(result),
             tokens,
             key,
         )
         return KeeperView(out, True, True, tokens)
 
-    def _thread(self, key: str, dicts: list[dict[str, Any]]) -> tuple[_Thread[T], int]:
-        """The conversation ``dicts`` continue and the length of their compacted start."""
+    def _thread(
+        self, key: str, converted: list[list[dict[str, Any]]]
+    ) -> tuple[_Thread[T], int]:
+        """The conversation ``converted`` continues and the length of its compacted start."""
+        self._last_key = key
         thread = self._threads.get(key)
         if thread is not None:
-            chain = _digest_chain(dicts)
+            chain = _digest_chain(converted)
             for length in sorted(thread.aliases, reverse=True):
-                if length <= len(dicts) and chain[length] == thread.aliases[length]:
+                if length <= len(converted) and chain[length] == thread.aliases[length]:
                     return thread, length
             log.info("conversation %r no longer starts as it did: starting afresh", key)
         thread = _Thread(self._new_session(key))
@@ -286,24 +317,36 @@ class ConversationKeeper(Generic[T]):
             log.warning("could not create session %s for %r: %s", sid, key, exc)
         return sid
 
-    def _persist(self, thread: _Thread[T], dicts: list[dict[str, Any]], base: int) -> None:
+    def _persist(
+        self, thread: _Thread[T], converted: list[list[dict[str, Any]]], base: int
+    ) -> None:
         if self.store is None or thread.session_id is None:
             return
         if not thread.compacted and thread.stored == 0 and base == 0:
-            # a session that already holds messages (a resumed run) is not written twice
-            try:
-                thread.stored = self.store.message_count(thread.session_id)
-            except PalimpsestError:
-                thread.stored = 0
-        pending = dicts[base + thread.stored :]
+            thread.stored = self._already_stored(thread.session_id, converted)
+        pending = converted[base + thread.stored :]
         if not pending:
             return
         try:
-            self.store.append_messages(thread.session_id, storable(pending))
+            self.store.append_messages(thread.session_id, storable(_flat(pending)))
         except PalimpsestError as exc:
             log.warning("could not store %d message(s): %s", len(pending), exc)
             return
         thread.stored += len(pending)
+
+    def _already_stored(self, session_id: str, converted: list[list[dict[str, Any]]]) -> int:
+        """How many leading messages a resumed session holds already (its message count,
+        in framework messages), so a run that replays its history does not store it twice."""
+        try:
+            count = self.store.message_count(session_id) if self.store is not None else 0
+        except PalimpsestError:
+            return 0
+        covered = 0
+        for index, dicts in enumerate(converted):
+            if covered == count:
+                return index
+            covered += len(dicts)
+        return len(converted) if covered == count else 0
 
     def _split(self, thread: _Thread[T], result: list[dict[str, Any]]) -> None:
         """End the stored session with ``compression``; the continuation holds ``result``."""
