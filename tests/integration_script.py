@@ -75,7 +75,10 @@ def _chat_pairs() -> list[tuple[str, str]]:
 
 
 def _tool_steps() -> list[ToolStep]:
-    steps = []
+    """The recorded calls in order. Both sources are runs of one task and reuse some call
+    ids; a repeated id gets a suffix, as ids are unique within one conversation."""
+    steps: list[ToolStep] = []
+    seen: set[str] = set()
     for name in TOOL_SOURCES:
         messages = load_transcript(TRAJECTORIES / name)
         outputs = {m.get("tool_call_id"): _text(m) for m in messages if m["role"] == "tool"}
@@ -83,7 +86,9 @@ def _tool_steps() -> list[ToolStep]:
             for call in message.get("tool_calls") or []:
                 if call["id"] in outputs:
                     command = call["function"]["arguments"]
-                    steps.append(ToolStep(_text(message), call["id"], command, outputs[call["id"]]))
+                    unique = call["id"] if call["id"] not in seen else f"{call['id']}_{len(steps)}"
+                    seen.add(unique)
+                    steps.append(ToolStep(_text(message), unique, command, outputs[call["id"]]))
     return steps
 
 

@@ -29,7 +29,7 @@ from typing import Any, Generic, TypeVar
 
 from ..compaction.compressor import ContextCompressor
 from ..errors import PalimpsestError
-from ..messages import Message
+from ..messages.markers import SUMMARY_FLAG, SUMMARY_USER_TURN_FLAG
 from ..providers.base import ChatModel
 from ..providers.connect import connect
 from ..storage.sessions import SessionStore, new_session_id
@@ -41,6 +41,7 @@ __all__ = [
     "ConversationKeeper",
     "KeeperView",
     "SummarizerSpec",
+    "compact",
     "make_compressor",
     "make_summarizer",
     "storable",
@@ -119,6 +120,69 @@ def storable(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
             else:
                 copy[key] = kept
         out.append(copy)
+    return out
+
+
+def _unmerged(message: Mapping[str, Any], newest: Mapping[str, Any]) -> Any:
+    """The summary text ``message`` holds in front of ``newest``'s content (``None`` when
+    ``message`` is not the summary merged into ``newest``)."""
+    merged, original = message.get("content"), newest.get("content")
+    if isinstance(merged, list) and isinstance(original, list):
+        if merged[1:] == original and merged and isinstance(merged[0], Mapping):
+            return merged[0].get("text")
+        return None
+    if isinstance(merged, str) and isinstance(original, str) and original:
+        if merged.endswith("\n\n" + original):
+            return merged[: -len(original) - 2]
+    return None
+
+
+def _newest_user_verbatim(
+    result: list[dict[str, Any]], source: Sequence[dict[str, Any]]
+) -> list[dict[str, Any]]:
+    """``result`` with the newest user message as it was written.
+
+    When the head ends where the tail's first message is a user message, the compressor
+    merges the summary into that message (strict-alternation providers refuse two user
+    messages in a row). If that message is the newest request, the model would read the
+    request behind a summary; the frameworks here all accept consecutive user messages
+    (and join them for providers that need it), so the two are split again."""
+    users = [m for m in source if m.get("role") == "user"]
+    if not users:
+        return result
+    newest = users[-1]
+    for index, message in enumerate(result):
+        if message.get("role") != "user" or not message.get(SUMMARY_FLAG):
+            continue
+        summary = _unmerged(message, newest)
+        if summary is None:
+            continue
+        flags = {k: message[k] for k in (SUMMARY_FLAG, SUMMARY_USER_TURN_FLAG) if k in message}
+        block = {"role": "user", "content": summary, **flags}
+        return [*result[:index], block, dict(newest), *result[index + 1 :]]
+    return result
+
+
+def compact(
+    compressor: ContextCompressor,
+    messages: list[dict[str, Any]],
+    tokens: int,
+    *,
+    force: bool = False,
+) -> list[dict[str, Any]] | None:
+    """``messages`` compacted, or ``None`` when the compressor left them as they were.
+
+    Unchanged trailing messages are the originals (with their private keys, so they map
+    back to the framework's own objects) and the newest user message stays verbatim."""
+    result = compressor.compress(messages, tokens, force=force)
+    if not compressor.last_stats.compressed:
+        return None
+    result = _newest_user_verbatim(result, messages)
+    out = list(result)
+    for back in range(1, min(len(result), len(messages)) + 1):
+        if visible(result[-back]) != visible(messages[-back]):
+            break
+        out[-back] = messages[-back]
     return out
 
 
@@ -244,11 +308,10 @@ class ConversationKeeper(Generic[T]):
         counter = self.compressor.token_counter
         tokens = counter.count_messages(candidate)
         if self.compressor.should_compress(tokens):
-            result = self.compressor.compress(candidate, tokens)
-            stats = self.compressor.last_stats
-            if stats.compressed:
+            result = compact(self.compressor, candidate, tokens)
+            if result is not None:
                 return self._adopt(thread, history, converted, result, key)
-            log.info("compaction left the history as it was: %s", stats.reason)
+            log.info("compaction left the history as it was: %s", self.compressor.last_stats.reason)
         if not thread.compacted:
             return KeeperView(history, False, False, tokens)
         return KeeperView(thread.head + history[base:], True, False, tokens)

@@ -1,0 +1,296 @@
+"""palimpsest.integrations.openai_agents: the Agents SDK Runner with a fake Model over 44
+real turns, and the Session driven directly, at a window of 8,000 tokens."""
+
+from __future__ import annotations
+
+import asyncio
+import importlib
+import json
+import sys
+from collections.abc import AsyncIterator, Sequence
+from pathlib import Path
+from typing import Any
+
+import pytest
+from agents import Agent, ModelSettings, RunConfig, Runner, function_tool
+from agents.items import ModelResponse, TResponseInputItem
+from agents.models.interface import Model
+from agents.usage import Usage
+from hypothesis import given, settings
+from hypothesis import strategies as st
+from integration_script import (
+    TOOL_NAME,
+    WINDOW,
+    ToolOutputs,
+    Turn,
+    check_inputs,
+    conversation,
+    system_prompt,
+)
+from openai.types.responses import (
+    ResponseFunctionToolCall,
+    ResponseOutputMessage,
+    ResponseOutputText,
+)
+
+from palimpsest import (
+    ExactCounter,
+    MissingDependencyError,
+    SessionStore,
+    is_compaction_summary_message,
+    validate_transcript,
+)
+from palimpsest.integrations.openai_agents import PalimpsestSession
+from palimpsest.integrations.openai_agents_items import dicts_to_items, items_to_dicts
+
+
+def _message(text: str, n: int) -> ResponseOutputMessage:
+    return ResponseOutputMessage(
+        id=f"msg_{n}",
+        content=[ResponseOutputText(text=text, type="output_text", annotations=[])],
+        role="assistant",
+        status="completed",
+        type="message",
+    )
+
+
+class ReplayModel(Model):
+    """A fake Model answering each turn as the transcript did; it records every input."""
+
+    def __init__(self, turns: Sequence[Turn]) -> None:
+        self.turns = list(turns)
+        self.turn = -1
+        self.seen: list[tuple[str | None, list[Any]]] = []
+
+    async def get_response(
+        self,
+        system_instructions: str | None,
+        input: str | list[TResponseInputItem],
+        model_settings: ModelSettings,
+        tools: list[Any],
+        output_schema: Any,
+        handoffs: list[Any],
+        tracing: Any,
+        *,
+        previous_response_id: str | None,
+        conversation_id: str | None,
+        prompt: Any,
+    ) -> ModelResponse:
+        items = [{"role": "user", "content": input}] if isinstance(input, str) else list(input)
+        self.seen.append((system_instructions, items))
+        n = len(self.seen)
+        if items[-1].get("type") == "function_call_output":
+            output: list[Any] = [_message(self.turns[self.turn].reply, n)]
+        else:
+            self.turn += 1
+            turn = self.turns[self.turn]
+            output = [_message(turn.reply if turn.tool is None else turn.tool.text, n)]
+            if turn.tool is not None:
+                arguments = json.dumps({"command": turn.tool.command})
+                output.append(
+                    ResponseFunctionToolCall(
+                        arguments=arguments,
+                        call_id=turn.tool.call_id,
+                        name=TOOL_NAME,
+                        type="function_call",
+                        id=f"fc_{n}",
+                    )
+                )
+        return ModelResponse(output=output, usage=Usage(), response_id=None)
+
+    def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
+        raise NotImplementedError("the tests run without streaming")
+
+
+def _agent(turns: Sequence[Turn]) -> tuple[Agent[Any], ReplayModel]:
+    model = ReplayModel(turns)
+    outputs = ToolOutputs(turns)
+
+    @function_tool(name_override=TOOL_NAME)
+    def terminal(command: str) -> str:
+        """Run a shell command."""
+        return outputs(command)
+
+    return Agent(name="replay", instructions=system_prompt(), model=model, tools=[terminal]), model
+
+
+def _model_inputs(model: ReplayModel) -> list[list[dict[str, Any]]]:
+    return [
+        [{"role": "system", "content": system or ""}, *items_to_dicts(items)]
+        for system, items in model.seen
+    ]
+
+
+@pytest.fixture(scope="module")
+def turns() -> list[Turn]:
+    return conversation()
+
+
+def test_the_runner_with_the_session_stays_inside_the_window(
+    turns: list[Turn], tmp_path: Path
+) -> None:
+    store = SessionStore(tmp_path / "state.db", background_upkeep=False)
+    session = PalimpsestSession("agents-run", context_length=WINDOW, store=store)
+    agent, model = _agent(turns)
+    config = RunConfig(call_model_input_filter=session.call_model_input_filter)
+
+    async def run() -> str:
+        output = ""
+        for turn in turns:
+            result = await Runner.run(agent, turn.user, session=session, run_config=config)
+            output = result.final_output
+        return output
+
+    assert asyncio.run(run()) == turns[-1].reply
+    check = check_inputs(_model_inputs(model), turns)
+    assert check.summaries > 0
+    chain = store.compression_chain(store.get_compression_tip("agents-run"))
+    assert chain[0] == "agents-run" and len(chain) >= 2
+    assert store.get_session("agents-run")["source"] == "openai-agents"
+    assert store.get_messages(chain[-1])[-1]["content"] == turns[-1].reply
+    assert store.search_messages("marshmallow")
+    store.close()
+
+
+def _turn_items(turn: Turn, n: int) -> list[dict[str, Any]]:
+    items: list[dict[str, Any]] = [{"role": "user", "content": turn.user}]
+    if turn.tool is not None:
+        items.append(_message(turn.tool.text, n).model_dump(mode="json"))
+        items.append(
+            {
+                "type": "function_call",
+                "call_id": turn.tool.call_id,
+                "name": TOOL_NAME,
+                "arguments": json.dumps({"command": turn.tool.command}),
+            }
+        )
+        items.append(
+            {"type": "function_call_output", "call_id": turn.tool.call_id, "output": turn.tool.output}
+        )
+    items.append(_message(turn.reply, n).model_dump(mode="json"))
+    return items
+
+
+def test_the_session_driven_directly_returns_what_fits(turns: list[Turn], tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "state.db", background_upkeep=False)
+    session = PalimpsestSession("direct", context_length=WINDOW, store=store)
+    counter = ExactCounter()
+    added: list[dict[str, Any]] = []
+    summaries = 0
+
+    async def drive() -> None:
+        nonlocal summaries
+        compacted = False
+        for n, turn in enumerate(turns):
+            items = _turn_items(turn, n)
+            await session.add_items(items)
+            added.extend(items)
+            got = await session.get_items()
+            dicts = items_to_dicts(got)
+            assert counter.count_messages(dicts) < WINDOW
+            assert got[-len(items) :] == items or turn.tool is not None
+            if not compacted and got != added:
+                compacted = True
+            if not compacted:
+                # nothing compacted yet: the items come back exactly as added
+                assert got == added
+            validate_transcript(dicts, strict=True)
+            summaries += any(is_compaction_summary_message(d) for d in dicts)
+        assert compacted
+
+    asyncio.run(drive())
+    assert summaries > 0
+    assert len(store.compression_chain(store.get_compression_tip("direct"))) >= 2
+    store.close()
+
+
+def test_pop_limit_clear_and_forced_compaction(turns: list[Turn], tmp_path: Path) -> None:
+    store = SessionStore(tmp_path / "state.db", background_upkeep=False)
+    session = PalimpsestSession("small", context_length=WINDOW, store=store)
+    items = [item for n, turn in enumerate(turns[:6]) for item in _turn_items(turn, n)]
+
+    async def drive() -> None:
+        await session.add_items(items)
+        assert await session.get_items(limit=2) == items[-2:]
+        # the last tool turn's assistant message and call share one stored message
+        assert await session.pop_item() == items[-1]
+        assert await session.get_items() == items[:-1]
+        await session.run_compaction({"force": True})
+        after = await session.get_items()
+        assert len(after) < len(items) - 1
+        assert after[-1] == items[-2]
+        await session.clear_session()
+        assert await session.get_items() == []
+        assert await session.pop_item() is None
+
+    asyncio.run(drive())
+    assert store.search_messages("marshmallow")
+    store.close()
+
+
+# -- conversions -------------------------------------------------------------------------
+
+_text = st.text(max_size=30)
+_ids = st.text("abcdef0123456789", min_size=1, max_size=8)
+_input_message = st.builds(
+    lambda role, content: {"role": role, "content": content},
+    st.sampled_from(["user", "system", "developer"]),
+    _text
+    | st.lists(
+        st.builds(lambda t: {"type": "input_text", "text": t}, _text)
+        | st.just({"type": "input_image", "image_url": "data:image/png;base64,AA", "detail": "auto"}),
+        max_size=2,
+    ),
+)
+_output_message = st.builds(
+    lambda text, i: {
+        "type": "message",
+        "id": f"msg_{i}",
+        "role": "assistant",
+        "status": "completed",
+        "content": [{"type": "output_text", "text": text, "annotations": []}],
+    },
+    _text,
+    _ids,
+)
+_call = st.builds(
+    lambda i, name: {"type": "function_call", "call_id": i, "name": name, "arguments": "{}"},
+    _ids,
+    _text,
+)
+_output = st.builds(lambda i, out: {"type": "function_call_output", "call_id": i, "output": out}, _ids, _text)
+_reasoning = st.builds(
+    lambda i, t: {"type": "reasoning", "id": f"rs_{i}", "summary": [{"type": "summary_text", "text": t}]},
+    _ids,
+    _text,
+)
+
+
+@settings(max_examples=80, deadline=None)
+@given(st.lists(_input_message | _output_message | _call | _output | _reasoning, max_size=8))
+def test_items_round_trip_through_our_dicts(items: list[dict[str, Any]]) -> None:
+    assert dicts_to_items(items_to_dicts(items)) == items
+
+
+def test_visible_fields_alone_keep_text_calls_results_and_images() -> None:
+    items = [
+        {"role": "developer", "content": "be brief"},
+        {"role": "user", "content": [{"type": "input_text", "text": "look"}, {"type": "input_image", "image_url": "data:image/png;base64,AA", "detail": "auto"}]},
+        {"role": "assistant", "content": "checking"},
+        {"type": "function_call", "call_id": "c1", "name": "grep", "arguments": '{"q": "x"}'},
+        {"type": "function_call_output", "call_id": "c1", "output": "found"},
+    ]
+    bare = [{k: v for k, v in d.items() if not k.startswith("_")} for d in items_to_dicts(items)]
+    assert [d["role"] for d in bare] == ["system", "user", "assistant", "tool"]
+    assert bare[2]["tool_calls"][0] == {"id": "c1", "type": "function", "function": {"name": "grep", "arguments": '{"q": "x"}'}}
+    back = dicts_to_items(bare)
+    assert back[1] == items[1] and back[2:] == items[2:]
+    assert back[0] == {"role": "system", "content": "be brief"}
+
+
+def test_without_the_extra_the_import_names_it(monkeypatch: pytest.MonkeyPatch) -> None:
+    for name in [n for n in sys.modules if n.split(".")[0] == "agents"]:
+        monkeypatch.setitem(sys.modules, name, None)
+    monkeypatch.delitem(sys.modules, "palimpsest.integrations.openai_agents", raising=False)
+    with pytest.raises(MissingDependencyError, match=r"palimpsest\[openai-agents\]"):
+        importlib.import_module("palimpsest.integrations.openai_agents")
