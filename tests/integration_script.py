@@ -10,6 +10,7 @@ acceptance asks of every model input.
 
 from __future__ import annotations
 
+import itertools
 from collections import deque
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
@@ -68,7 +69,7 @@ def _chat_pairs() -> list[tuple[str, str]]:
     pairs = []
     for name in CHAT_SOURCES:
         messages = load_transcript(TRAJECTORIES / name)
-        for ask, answer in zip(messages, messages[1:], strict=False):
+        for ask, answer in itertools.pairwise(messages):
             if ask["role"] == "user" and answer["role"] == "assistant":
                 pairs.append((_text(ask), _text(answer)))
     return pairs

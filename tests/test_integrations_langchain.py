@@ -14,15 +14,6 @@ from typing import Any
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from integration_script import (
-    TOOL_NAME,
-    WINDOW,
-    ToolOutputs,
-    Turn,
-    check_inputs,
-    conversation,
-    system_prompt,
-)
 from langchain.agents import create_agent
 from langchain_core.callbacks import BaseCallbackHandler
 from langchain_core.language_models.fake_chat_models import GenericFakeChatModel
@@ -36,6 +27,15 @@ from langchain_core.messages import (
 from langchain_core.tools import StructuredTool
 from langgraph.checkpoint.memory import InMemorySaver
 
+from integration_script import (
+    TOOL_NAME,
+    WINDOW,
+    ToolOutputs,
+    Turn,
+    check_inputs,
+    conversation,
+    system_prompt,
+)
 from palimpsest import MissingDependencyError, SessionStore
 from palimpsest.integrations.langchain import PalimpsestMiddleware, pre_model_hook
 from palimpsest.integrations.langchain_messages import dicts_to_messages, messages_to_dicts
@@ -174,7 +174,8 @@ _ids = st.text("abcdef0123456789", min_size=1, max_size=8)
 _args = st.dictionaries(st.text(min_size=1, max_size=8), st.integers() | _text, max_size=3)
 _call = st.builds(lambda n, a, i: {"name": n, "args": a, "id": i}, _text, _args, _ids)
 _image = st.builds(
-    lambda url: {"type": "image_url", "image_url": {"url": url}}, st.just("data:image/png;base64,AA")
+    lambda url: {"type": "image_url", "image_url": {"url": url}},
+    st.just("data:image/png;base64,AA"),
 )
 _blocks = st.lists(
     st.builds(lambda t: {"type": "text", "text": t}, _text)
@@ -219,7 +220,9 @@ def test_visible_fields_alone_keep_text_calls_results_and_images() -> None:
         AIMessage("", tool_calls=[{"name": "grep", "args": {"q": "x"}, "id": "c1"}]),
         ToolMessage("found", tool_call_id="c1"),
     ]
-    bare = [{k: v for k, v in m.items() if not k.startswith("_")} for m in messages_to_dicts(messages)]
+    bare = [
+        {k: v for k, v in m.items() if not k.startswith("_")} for m in messages_to_dicts(messages)
+    ]
     assert bare[1]["content"][1] == image
     assert bare[2]["tool_calls"][0]["function"] == {"name": "grep", "arguments": '{"q": "x"}'}
     assert dicts_to_messages(bare) == messages

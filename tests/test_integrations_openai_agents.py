@@ -18,6 +18,12 @@ from agents.models.interface import Model
 from agents.usage import Usage
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from openai.types.responses import (
+    ResponseFunctionToolCall,
+    ResponseOutputMessage,
+    ResponseOutputText,
+)
+
 from integration_script import (
     TOOL_NAME,
     WINDOW,
@@ -27,12 +33,6 @@ from integration_script import (
     conversation,
     system_prompt,
 )
-from openai.types.responses import (
-    ResponseFunctionToolCall,
-    ResponseOutputMessage,
-    ResponseOutputText,
-)
-
 from palimpsest import (
     ExactCounter,
     MissingDependencyError,
@@ -165,7 +165,11 @@ def _turn_items(turn: Turn, n: int) -> list[dict[str, Any]]:
             }
         )
         items.append(
-            {"type": "function_call_output", "call_id": turn.tool.call_id, "output": turn.tool.output}
+            {
+                "type": "function_call_output",
+                "call_id": turn.tool.call_id,
+                "output": turn.tool.output,
+            }
         )
     items.append(_message(turn.reply, n).model_dump(mode="json"))
     return items
@@ -238,7 +242,9 @@ _input_message = st.builds(
     _text
     | st.lists(
         st.builds(lambda t: {"type": "input_text", "text": t}, _text)
-        | st.just({"type": "input_image", "image_url": "data:image/png;base64,AA", "detail": "auto"}),
+        | st.just(
+            {"type": "input_image", "image_url": "data:image/png;base64,AA", "detail": "auto"}
+        ),
         max_size=2,
     ),
 )
@@ -258,9 +264,15 @@ _call = st.builds(
     _ids,
     _text,
 )
-_output = st.builds(lambda i, out: {"type": "function_call_output", "call_id": i, "output": out}, _ids, _text)
+_output = st.builds(
+    lambda i, out: {"type": "function_call_output", "call_id": i, "output": out}, _ids, _text
+)
 _reasoning = st.builds(
-    lambda i, t: {"type": "reasoning", "id": f"rs_{i}", "summary": [{"type": "summary_text", "text": t}]},
+    lambda i, t: {
+        "type": "reasoning",
+        "id": f"rs_{i}",
+        "summary": [{"type": "summary_text", "text": t}],
+    },
     _ids,
     _text,
 )
@@ -275,14 +287,24 @@ def test_items_round_trip_through_our_dicts(items: list[dict[str, Any]]) -> None
 def test_visible_fields_alone_keep_text_calls_results_and_images() -> None:
     items = [
         {"role": "developer", "content": "be brief"},
-        {"role": "user", "content": [{"type": "input_text", "text": "look"}, {"type": "input_image", "image_url": "data:image/png;base64,AA", "detail": "auto"}]},
+        {
+            "role": "user",
+            "content": [
+                {"type": "input_text", "text": "look"},
+                {"type": "input_image", "image_url": "data:image/png;base64,AA", "detail": "auto"},
+            ],
+        },
         {"role": "assistant", "content": "checking"},
         {"type": "function_call", "call_id": "c1", "name": "grep", "arguments": '{"q": "x"}'},
         {"type": "function_call_output", "call_id": "c1", "output": "found"},
     ]
     bare = [{k: v for k, v in d.items() if not k.startswith("_")} for d in items_to_dicts(items)]
     assert [d["role"] for d in bare] == ["system", "user", "assistant", "tool"]
-    assert bare[2]["tool_calls"][0] == {"id": "c1", "type": "function", "function": {"name": "grep", "arguments": '{"q": "x"}'}}
+    assert bare[2]["tool_calls"][0] == {
+        "id": "c1",
+        "type": "function",
+        "function": {"name": "grep", "arguments": '{"q": "x"}'},
+    }
     back = dicts_to_items(bare)
     assert back[1] == items[1] and back[2:] == items[2:]
     assert back[0] == {"role": "system", "content": "be brief"}

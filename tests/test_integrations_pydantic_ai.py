@@ -13,15 +13,6 @@ from pathlib import Path
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from integration_script import (
-    TOOL_NAME,
-    WINDOW,
-    ToolOutputs,
-    Turn,
-    check_inputs,
-    conversation,
-    system_prompt,
-)
 from pydantic_ai import Agent
 from pydantic_ai.capabilities import ProcessHistory
 from pydantic_ai.messages import (
@@ -42,6 +33,15 @@ from pydantic_ai.messages import (
 from pydantic_ai.models.function import AgentInfo, FunctionModel
 from pydantic_ai.usage import RequestUsage
 
+from integration_script import (
+    TOOL_NAME,
+    WINDOW,
+    ToolOutputs,
+    Turn,
+    check_inputs,
+    conversation,
+    system_prompt,
+)
 from palimpsest import MissingDependencyError, SessionStore
 from palimpsest.integrations.pydantic_ai import PalimpsestHistory, history_processor
 from palimpsest.integrations.pydantic_ai_messages import dicts_to_messages, messages_to_dicts
@@ -70,7 +70,9 @@ class Replayer:
         return ModelResponse(parts=[TextPart(turn.tool.text), call])
 
 
-def _agent(turns: Sequence[Turn], processor: PalimpsestHistory) -> tuple[Agent[None, str], Replayer]:
+def _agent(
+    turns: Sequence[Turn], processor: PalimpsestHistory
+) -> tuple[Agent[None, str], Replayer]:
     replayer = Replayer(turns)
     agent = Agent(
         FunctionModel(replayer),
@@ -152,8 +154,10 @@ _when = st.datetimes(timezones=st.just(UTC)).map(lambda d: d.replace(microsecond
 _text = st.text(max_size=30)
 _ids = st.text("abcdef0123456789", min_size=1, max_size=8)
 _args = st.dictionaries(st.text(min_size=1, max_size=6), st.integers() | _text, max_size=3)
-_user_item = _text | st.builds(ImageUrl, url=st.just("https://example.com/a.png")) | st.just(
-    BinaryContent(data=b"\x89PNG", media_type="image/png")
+_user_item = (
+    _text
+    | st.builds(ImageUrl, url=st.just("https://example.com/a.png"))
+    | st.just(BinaryContent(data=b"\x89PNG", media_type="image/png"))
 )
 _request_part = st.one_of(
     st.builds(SystemPromptPart, content=_text, timestamp=_when),
@@ -201,11 +205,18 @@ def test_visible_fields_alone_keep_text_calls_results_and_images() -> None:
     when = datetime(2026, 1, 1, tzinfo=UTC)
     image = BinaryContent(data=b"\x89PNG", media_type="image/png")
     messages: list[ModelMessage] = [
-        ModelRequest(parts=[SystemPromptPart("be brief", timestamp=when), UserPromptPart(["look", image], timestamp=when)]),
+        ModelRequest(
+            parts=[
+                SystemPromptPart("be brief", timestamp=when),
+                UserPromptPart(["look", image], timestamp=when),
+            ]
+        ),
         ModelResponse(parts=[ToolCallPart("grep", '{"q": "x"}', "c1")], timestamp=when),
         ModelRequest(parts=[ToolReturnPart("grep", "found", "c1", timestamp=when)]),
     ]
-    bare = [{k: v for k, v in d.items() if not k.startswith("_")} for d in messages_to_dicts(messages)]
+    bare = [
+        {k: v for k, v in d.items() if not k.startswith("_")} for d in messages_to_dicts(messages)
+    ]
     assert bare[1]["content"][1]["image_url"]["url"].startswith("data:image/png;base64,")
     back = dicts_to_messages(bare)
     assert [type(m) for m in back] == [ModelRequest, ModelResponse, ModelRequest]
@@ -213,9 +224,17 @@ def test_visible_fields_alone_keep_text_calls_results_and_images() -> None:
     assert text == "look" and isinstance(picture, BinaryContent)
     assert (picture.data, picture.media_type) == (image.data, image.media_type)
     call = back[1].parts[0]
-    assert isinstance(call, ToolCallPart) and call.args_as_dict() == {"q": "x"} and call.tool_call_id == "c1"
+    assert (
+        isinstance(call, ToolCallPart)
+        and call.args_as_dict() == {"q": "x"}
+        and call.tool_call_id == "c1"
+    )
     result = back[2].parts[0]
-    assert isinstance(result, ToolReturnPart) and result.content == "found" and result.tool_name == "grep"
+    assert (
+        isinstance(result, ToolReturnPart)
+        and result.content == "found"
+        and result.tool_name == "grep"
+    )
 
 
 def test_without_the_extra_the_import_names_it(monkeypatch: pytest.MonkeyPatch) -> None:

@@ -131,9 +131,13 @@ def _unmerged(message: Mapping[str, Any], newest: Mapping[str, Any]) -> Any:
         if merged[1:] == original and merged and isinstance(merged[0], Mapping):
             return merged[0].get("text")
         return None
-    if isinstance(merged, str) and isinstance(original, str) and original:
-        if merged.endswith("\n\n" + original):
-            return merged[: -len(original) - 2]
+    if (
+        isinstance(merged, str)
+        and isinstance(original, str)
+        and original
+        and merged.endswith("\n\n" + original)
+    ):
+        return merged[: -len(original) - 2]
     return None
 
 
@@ -205,9 +209,8 @@ def _kept_tail(result: Sequence[Mapping[str, Any]], converted: Sequence[Sequence
     one framework message may be several dicts)."""
     flat = _flat(converted)
     same = 0
-    while (
-        same < min(len(result), len(flat))
-        and visible(result[-1 - same]) == visible(flat[-1 - same])
+    while same < min(len(result), len(flat)) and visible(result[-1 - same]) == visible(
+        flat[-1 - same]
     ):
         same += 1
     kept = covered = 0
@@ -351,9 +354,7 @@ class ConversationKeeper(Generic[T]):
         )
         return KeeperView(out, True, True, tokens)
 
-    def _thread(
-        self, key: str, converted: list[list[dict[str, Any]]]
-    ) -> tuple[_Thread[T], int]:
+    def _thread(self, key: str, converted: list[list[dict[str, Any]]]) -> tuple[_Thread[T], int]:
         """The conversation ``converted`` continues and the length of its compacted start."""
         self._last_key = key
         thread = self._threads.get(key)

@@ -18,7 +18,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Awaitable, Callable, Mapping
-from typing import Any
+from typing import Any, cast
 
 from ..errors import MissingDependencyError
 from ..storage.sessions import SessionStore
@@ -79,7 +79,7 @@ def _replies(response: object) -> list[BaseMessage]:
     return []
 
 
-class PalimpsestMiddleware(AgentMiddleware):  # type: ignore[type-arg]
+class PalimpsestMiddleware(AgentMiddleware):
     """Compacts what the model sees before every model call of a ``create_agent`` agent.
 
     ``context_length`` is the model's window in tokens; ``summarizer`` a
@@ -119,9 +119,11 @@ class PalimpsestMiddleware(AgentMiddleware):  # type: ignore[type-arg]
             return request
         messages = list(view.messages)
         system = request.system_message
-        if messages and isinstance(messages[0], SystemMessage):
-            system = messages.pop(0)
-        return request.override(messages=messages, system_message=system)
+        first = messages[0] if messages else None
+        if isinstance(first, SystemMessage):
+            system = first
+            messages = messages[1:]
+        return request.override(messages=cast("list[AnyMessage]", messages), system_message=system)
 
     def wrap_model_call(
         self,
@@ -160,7 +162,7 @@ class _PreModelHook:
     def __call__(self, state: Any) -> dict[str, list[AnyMessage]]:
         messages = state["messages"] if isinstance(state, Mapping) else state.messages
         view = self.keeper.view(list(messages), _thread_key())
-        return {"llm_input_messages": view.messages}
+        return {"llm_input_messages": cast("list[AnyMessage]", view.messages)}
 
 
 def pre_model_hook(

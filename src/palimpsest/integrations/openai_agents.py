@@ -21,7 +21,7 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections.abc import Mapping
-from typing import Any
+from typing import Any, cast
 
 from ..errors import MissingDependencyError, PalimpsestError
 from ..storage.sessions import SessionStore
@@ -101,8 +101,8 @@ class PalimpsestSession:
 
     async def pop_item(self) -> TResponseInputItem | None:
         async with self._lock:
-            popped: Any = await asyncio.to_thread(self._pop)
-        return popped
+            popped = await asyncio.to_thread(self._pop)
+        return cast("TResponseInputItem | None", popped)
 
     async def clear_session(self) -> None:
         async with self._lock:

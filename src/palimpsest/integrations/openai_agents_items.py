@@ -185,7 +185,12 @@ def _fresh(message: Mapping[str, Any]) -> list[dict[str, Any]]:
         name = str((call.get("function") or {}).get("name") or "")
         arguments = call_arguments(call) or json.dumps({})
         items.append(
-            {"type": "function_call", "call_id": call_id(call), "name": name, "arguments": arguments}
+            {
+                "type": "function_call",
+                "call_id": call_id(call),
+                "name": name,
+                "arguments": arguments,
+            }
         )
     return items or [{"role": "assistant", "content": ""}]
 

@@ -27,7 +27,6 @@ from pydantic_ai.messages import (
     ModelRequestPart,
     ModelResponse,
     ModelResponsePart,
-    RetryFeedbackPart,
     RetryPromptPart,
     SystemPromptPart,
     TextPart,
@@ -73,7 +72,7 @@ def _request_part(part: ModelRequestPart) -> dict[str, Any] | None:
             "name": part.tool_name,
             "content": part.model_response_str(),
         }
-    if isinstance(part, RetryFeedbackPart):
+    if part.part_kind == "retry-feedback":  # RetryFeedbackPart, new in 2.x minor releases
         return {"role": "user", "content": part.model_response()}
     if isinstance(part, RetryPromptPart):  # deprecated in 2.x, still read from old histories
         if part.tool_name is None:
@@ -146,7 +145,9 @@ def _user_content(content: Any) -> str | list[UserContent]:
     for part in content or []:
         if isinstance(part, Mapping) and part.get("type") == "image_url":
             url = str((part.get("image_url") or {}).get("url") or "")
-            items.append(BinaryContent.from_data_uri(url) if url.startswith("data:") else ImageUrl(url))
+            items.append(
+                BinaryContent.from_data_uri(url) if url.startswith("data:") else ImageUrl(url)
+            )
         else:
             items.append(content_text([part]))
     return items
