@@ -191,11 +191,13 @@ def compact(
 
 
 def _digest_chain(converted: Sequence[Sequence[Mapping[str, Any]]]) -> list[bytes]:
-    """``chain[i]`` is a digest of the first ``i`` framework messages (by their dicts)."""
+    """``chain[i]`` is a digest of the first ``i`` framework messages, by what their dicts
+    say to a provider (ids and metadata a framework fills in later do not count)."""
     chain = [b""]
     for dicts in converted:
         step = hashlib.blake2b(chain[-1], digest_size=16)
-        step.update(json.dumps(dicts, sort_keys=True, default=repr).encode("utf-8", "replace"))
+        said = [visible(d) for d in dicts]
+        step.update(json.dumps(said, sort_keys=True, default=repr).encode("utf-8", "replace"))
         chain.append(step.digest())
     return chain
 
@@ -236,6 +238,9 @@ class _Thread(Generic[T]):
     for."""
     stored: int = 0
     """Framework messages after that start already in the store."""
+    last: tuple[int, bytes] | None = None
+    """Length and digest of the history last seen since the last compaction: a later
+    history must extend it to be the same conversation."""
 
 
 @dataclass(frozen=True)
@@ -343,6 +348,7 @@ class ConversationKeeper(Generic[T]):
             len(out): _digest_chain([self.to_dicts([m]) for m in out])[-1],
         }
         thread.stored = 0
+        thread.last = None
         self._split(thread, result)
         tokens = self.compressor.token_counter.count_messages(result)
         log.info(
@@ -360,13 +366,27 @@ class ConversationKeeper(Generic[T]):
         thread = self._threads.get(key)
         if thread is not None:
             chain = _digest_chain(converted)
-            for length in sorted(thread.aliases, reverse=True):
-                if length <= len(converted) and chain[length] == thread.aliases[length]:
-                    return thread, length
+            base = self._base(thread, chain)
+            if base is not None:
+                thread.last = (len(converted), chain[-1])
+                return thread, base
             log.info("conversation %r no longer starts as it did: starting afresh", key)
         thread = _Thread(self._new_session(key))
+        thread.last = (len(converted), _digest_chain(converted)[-1])
         self._threads[key] = thread
         return thread, 0
+
+    @staticmethod
+    def _base(thread: _Thread[T], chain: list[bytes]) -> int | None:
+        """Where the history ``chain`` digests continues ``thread`` (``None``: it does not)."""
+        size = len(chain) - 1
+        last = thread.last
+        if last is not None and (last[0] > size or chain[last[0]] != last[1]):
+            return None
+        for length in sorted(thread.aliases, reverse=True):
+            if length <= size and chain[length] == thread.aliases[length]:
+                return length
+        return None
 
     def _new_session(self, key: str) -> str | None:
         if self.store is None:
