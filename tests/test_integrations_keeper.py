@@ -10,8 +10,8 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from integration_script import WINDOW, Turn, conversation, system_prompt
 
+from integration_script import WINDOW, Turn, conversation, system_prompt
 from palimpsest import (
     ConfigError,
     ExactCounter,
@@ -110,7 +110,7 @@ def test_conversations_are_kept_apart_by_key(turns: list[Turn], tmp_path: Path) 
     store = SessionStore(tmp_path / "s.db", background_upkeep=False)
     keeper = _keeper(store)
     for key in ("a", "b"):
-        keeper.view(_turn(turns[0]) + [{"role": "user", "content": key}], key)
+        keeper.view([*_turn(turns[0]), {"role": "user", "content": key}], key)
     a, b = keeper.session_id("a"), keeper.session_id("b")
     assert a and b and a != b
     assert store.get_messages(b)[-1]["content"] == "b"
