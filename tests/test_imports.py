@@ -24,6 +24,10 @@ MODULES = [
     "palimpsest.storage",
     "palimpsest.memory",
     "palimpsest.cli",
+    "palimpsest.integrations",
+    "palimpsest.integrations.langchain",
+    "palimpsest.integrations.pydantic_ai",
+    "palimpsest.integrations.openai_agents",
 ]
 
 

@@ -22,6 +22,7 @@ from openai.types.responses import (
     ResponseOutputText,
 )
 
+from cli_run import run_cli
 from integration_script import (
     TOOL_NAME,
     WINDOW,
@@ -238,3 +239,14 @@ def test_without_the_extra_the_import_names_it(monkeypatch: pytest.MonkeyPatch) 
     monkeypatch.delitem(sys.modules, "palimpsest.integrations.openai_agents", raising=False)
     with pytest.raises(MissingDependencyError, match=r"palimpsest\[openai-agents\]"):
         importlib.import_module("palimpsest.integrations.openai_agents")
+
+
+def test_palimpsest_sessions_search_finds_the_conversation(turns: list[Turn]) -> None:
+    """The default store is the one the command line reads."""
+    session = PalimpsestSession("cli-visible", context_length=WINDOW)
+    asyncio.run(session.add_items(_turn_items(turns[0], 0)))
+    session.store.close()
+    done = run_cli("sessions", "search", "--source", "openai-agents", "--json", "CSAW")
+    assert done.returncode == 0, done.stderr
+    hits = json.loads(done.stdout)
+    assert hits and {hit["session_id"] for hit in hits} == {"cli-visible"}
