@@ -10,6 +10,7 @@ acceptance asks of every model input.
 
 from __future__ import annotations
 
+import functools
 import itertools
 from collections import deque
 from collections.abc import Mapping, Sequence
@@ -118,6 +119,12 @@ class ToolOutputs:
         return step.output
 
 
+@functools.cache
+def exact_counter() -> ExactCounter:
+    """One exact o200k counter for the tests (building one takes a fraction of a second)."""
+    return ExactCounter("o200k_base")
+
+
 @dataclass
 class InputCheck:
     """What the acceptance asks of the inputs a fake model received."""
@@ -138,7 +145,7 @@ def check_inputs(
 
     ``inputs`` are our dicts of each model call in order; a call answering a tool result
     belongs to the same turn as the call before it."""
-    counter = ExactCounter("o200k_base")
+    counter = exact_counter()
     largest = summaries = 0
     turn = -1
     for messages in inputs:

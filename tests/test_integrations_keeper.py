@@ -11,7 +11,7 @@ from typing import Any
 
 import pytest
 
-from integration_script import WINDOW, Turn, conversation, system_prompt
+from integration_script import WINDOW, Turn, conversation, exact_counter, system_prompt
 from palimpsest import (
     ConfigError,
     ExactCounter,
@@ -53,7 +53,7 @@ def turns() -> list[Turn]:
 
 
 def _check(view: Sequence[Dict], newest: str) -> None:
-    assert ExactCounter().count_messages(view) < WINDOW
+    assert exact_counter().count_messages(view) < WINDOW
     validate_transcript(list(view), strict=True)
     assert [m for m in view if m["role"] == "user"][-1]["content"] == newest
 
@@ -138,7 +138,7 @@ def test_compact_keeps_the_newest_request_verbatim_and_the_originals(turns: list
     for turn in turns[:20]:
         messages += [{**m, "_mark": i} for i, m in enumerate(_turn(turn))]
     messages.append({"role": "user", "content": "What next?", "_mark": "newest"})
-    result = compact(compressor, messages, ExactCounter().count_messages(messages))
+    result = compact(compressor, messages, exact_counter().count_messages(messages))
     assert result is not None and len(result) < len(messages)
     assert result[-1] is messages[-1]  # the original object, private key and all
     summaries = [m for m in result if is_compaction_summary_message(m)]

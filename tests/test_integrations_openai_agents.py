@@ -30,10 +30,10 @@ from integration_script import (
     Turn,
     check_inputs,
     conversation,
+    exact_counter,
     system_prompt,
 )
 from palimpsest import (
-    ExactCounter,
     MissingDependencyError,
     SessionStore,
     is_compaction_summary_message,
@@ -179,7 +179,7 @@ def _turn_items(turn: Turn, n: int) -> list[dict[str, Any]]:
 def test_the_session_driven_directly_returns_what_fits(turns: list[Turn], tmp_path: Path) -> None:
     store = SessionStore(tmp_path / "state.db", background_upkeep=False)
     session = PalimpsestSession("direct", context_length=WINDOW, store=store)
-    counter = ExactCounter()
+    counter = exact_counter()
     added: list[dict[str, Any]] = []
     summaries = 0
 
