@@ -56,7 +56,8 @@ def _message(text: str, n: int) -> ResponseOutputMessage:
 class ReplayModel(Model):
     """A fake Model answering each turn as the transcript did; it records every input."""
 
-    def __init__(self, turns: Sequence[Turn]) -> None:
+    def __init__(self, turns: Sequence[Turn], *, response_ids: bool = False) -> None:
+        self.response_ids = response_ids
         self.turns = list(turns)
         self.turn = -1
         self.seen: list[tuple[str | None, list[Any]]] = []
@@ -95,14 +96,15 @@ class ReplayModel(Model):
                         id=f"fc_{n}",
                     )
                 )
-        return ModelResponse(output=output, usage=Usage(), response_id=None)
+        response_id = f"resp_{n}" if self.response_ids else None
+        return ModelResponse(output=output, usage=Usage(), response_id=response_id)
 
     def stream_response(self, *args: Any, **kwargs: Any) -> AsyncIterator[Any]:
         raise NotImplementedError("the tests run without streaming")
 
 
-def _agent(turns: Sequence[Turn]) -> tuple[Agent[Any], ReplayModel]:
-    model = ReplayModel(turns)
+def _agent(turns: Sequence[Turn], *, response_ids: bool = False) -> tuple[Agent[Any], ReplayModel]:
+    model = ReplayModel(turns, response_ids=response_ids)
     outputs = ToolOutputs(turns)
 
     @function_tool(name_override=TOOL_NAME)
@@ -150,6 +152,37 @@ def test_the_runner_with_the_session_stays_inside_the_window(
     assert store.get_session("agents-run")["source"] == "openai-agents"
     assert store.get_messages(chain[-1])[-1]["content"] == turns[-1].reply
     assert store.search_messages("marshmallow")
+    store.close()
+
+
+class CountingSession(PalimpsestSession):
+    """Counts the SDK's calls of the compaction hook."""
+
+    hook_calls: list[dict[str, Any]]
+
+    async def run_compaction(self, args: Any = None) -> None:
+        self.hook_calls = [*getattr(self, "hook_calls", []), dict(args or {})]
+        await super().run_compaction(args)
+
+
+def test_the_runner_calls_the_compaction_hook(turns: list[Turn], tmp_path: Path) -> None:
+    """With response ids (as the Responses API gives), the SDK asks the session to compact
+    after each turn: our compressor answers."""
+    store = SessionStore(tmp_path / "state.db", background_upkeep=False)
+    session = CountingSession("hooked", context_length=WINDOW, store=store)
+    agent, model = _agent(turns, response_ids=True)
+    config = RunConfig(
+        call_model_input_filter=session.call_model_input_filter, tracing_disabled=True
+    )
+
+    async def run() -> None:
+        for turn in turns:
+            await Runner.run(agent, turn.user, session=session, run_config=config)
+
+    asyncio.run(run())
+    assert len(session.hook_calls) == len(turns)
+    assert check_inputs(_model_inputs(model), turns).summaries > 0
+    assert len(store.compression_chain("hooked")) >= 2
     store.close()
 
 
