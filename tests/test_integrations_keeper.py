@@ -183,3 +183,18 @@ def test_the_base_install_imports_no_framework() -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == "[]"
+
+
+def test_a_history_holding_our_compacted_list_passes_as_it_is(turns: list[Turn]) -> None:
+    keeper = _keeper()
+    history: list[Dict] = [{"role": "system", "content": system_prompt()}]
+    for turn in turns:
+        history.append({"role": "user", "content": turn.user})
+        view = keeper.view(history)
+        if view.compacted:
+            history = view.messages
+            again = keeper.view(history)
+            assert not again.changed and again.messages == history
+            return
+        history.append({"role": "assistant", "content": turn.reply})
+    raise AssertionError("the conversation never compacted")

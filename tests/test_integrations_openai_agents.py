@@ -278,7 +278,7 @@ def test_palimpsest_sessions_search_finds_the_conversation(turns: list[Turn]) ->
     """The default store is the one the command line reads."""
     session = PalimpsestSession("cli-visible", context_length=WINDOW)
     asyncio.run(session.add_items(_turn_items(turns[0], 0)))
-    session.store.close()
+    session.close()
     done = run_cli("sessions", "search", "--source", "openai-agents", "--json", "CSAW")
     assert done.returncode == 0, done.stderr
     hits = json.loads(done.stdout)

@@ -320,7 +320,12 @@ class ConversationKeeper(Generic[T]):
             if result is not None:
                 return self._adopt(thread, history, converted, result, key)
             log.info("compaction left the history as it was: %s", self.compressor.last_stats.reason)
-        if not thread.compacted:
+        head = history[:base]
+        if not thread.compacted or (
+            len(head) == len(thread.head)
+            and all(a is b for a, b in zip(head, thread.head, strict=True))
+        ):
+            # nothing compacted yet, or the framework already holds our compacted list
             return KeeperView(history, False, False, tokens)
         return KeeperView(thread.head + history[base:], True, False, tokens)
 

@@ -70,6 +70,7 @@ class PalimpsestSession:
     ) -> None:
         self.session_id = session_id
         self.session_settings = session_settings
+        self._owns_store = store is None
         self.store = store if store is not None else SessionStore()
         self.compressor = make_compressor(
             context_length, summarizer, token_counter, **compressor_options
@@ -79,6 +80,11 @@ class PalimpsestSession:
     @property
     def summarizer(self) -> Summarizer:
         return self.compressor.summarizer
+
+    def close(self) -> None:
+        """Close the store if this session opened it (a store you passed stays open)."""
+        if self._owns_store:
+            self.store.close()
 
     # -- the Session protocol ----------------------------------------------------------
 
