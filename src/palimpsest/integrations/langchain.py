@@ -115,6 +115,7 @@ class PalimpsestMiddleware(AgentMiddleware):
 
     @staticmethod
     def _request(request: ModelRequest, view: KeeperView[BaseMessage]) -> ModelRequest:
+        log.debug("model call: %d messages, %d tokens", len(view.messages), view.tokens)
         if not view.changed:
             return request
         messages = list(view.messages)

@@ -75,6 +75,14 @@ class PalimpsestSession:
         self.compressor = make_compressor(
             context_length, summarizer, token_counter, **compressor_options
         )
+        # Per-call compaction is not stored: it gets a compressor of its own, so its
+        # summaries and anti-thrashing counts never mix with the stored conversation's.
+        self.call_compressor = make_compressor(
+            context_length,
+            self.compressor.summarizer,
+            self.compressor.token_counter,
+            **compressor_options,
+        )
         self._lock = asyncio.Lock()
 
     @property
@@ -130,10 +138,10 @@ class PalimpsestSession:
         model_data = data.model_data
         system = [{"role": "system", "content": model_data.instructions or ""}]
         dicts = system + items_to_dicts(model_data.input)
-        tokens = self.compressor.token_counter.count_messages(dicts)
-        if not self.compressor.should_compress(tokens):
+        tokens = self.call_compressor.token_counter.count_messages(dicts)
+        if not self.call_compressor.should_compress(tokens):
             return model_data
-        result = compact(self.compressor, dicts, tokens)
+        result = compact(self.call_compressor, dicts, tokens)
         if result is None:
             return model_data
         instructions = model_data.instructions

@@ -55,6 +55,7 @@ class PalimpsestHistory:
         key = ctx.conversation_id or ""
         # compaction and the store are blocking work: off the event loop
         view = await asyncio.to_thread(self.keeper.view, messages, key)
+        log.debug("model request: %d messages, %d tokens", len(view.messages), view.tokens)
         return view.messages
 
     def record(self, messages: Sequence[ModelMessage]) -> None:
