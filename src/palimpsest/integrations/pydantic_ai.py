@@ -5,8 +5,9 @@ processors as a capability::
 
     Agent(model, capabilities=[ProcessHistory(history_processor(128_000))])
 
-and the same callable fits 1.x's ``Agent(history_processors=[...])``. Before each model
-request the processor converts the history to our dicts, compacts it with
+and the callable has the shape 1.x's ``Agent(history_processors=[...])`` takes (the extra
+requires 2.x; 1.x is not tested). Before each model request the processor converts the
+history to our dicts, compacts it with
 :class:`~palimpsest.compaction.ContextCompressor` once it reaches the threshold, and hands
 back pydantic-ai messages; pydantic-ai keeps the processed list as the run's history, so
 later requests build on the compacted one. With a ``store`` each conversation (pydantic-ai's
@@ -52,7 +53,7 @@ class PalimpsestHistory:
     async def __call__(
         self, ctx: RunContext[Any], messages: list[ModelMessage]
     ) -> list[ModelMessage]:
-        key = ctx.conversation_id or ""
+        key = getattr(ctx, "conversation_id", None) or ""  # absent before 2.x
         # compaction and the store are blocking work: off the event loop
         view = await asyncio.to_thread(self.keeper.view, messages, key)
         log.debug("model request: %d messages, %d tokens", len(view.messages), view.tokens)
