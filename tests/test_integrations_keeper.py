@@ -198,3 +198,19 @@ def test_a_history_holding_our_compacted_list_passes_as_it_is(turns: list[Turn])
             return
         history.append({"role": "assistant", "content": turn.reply})
     raise AssertionError("the conversation never compacted")
+
+
+def test_a_chat_model_writes_the_summary(turns: list[Turn]) -> None:
+    """``summarizer=`` a ChatModel: it is asked, and its answer is checked as our own
+    agent's would be (this scripted one is too thin, so the checked fallback is used)."""
+    model = ScriptedChatModel(["## Goal\nSolve the challenge."] * 8)
+    keeper = ConversationKeeper(make_compressor(WINDOW, summarizer=model), _copies, _copies)
+    history: list[Dict] = [{"role": "system", "content": system_prompt()}]
+    for turn in turns:
+        history.append({"role": "user", "content": turn.user})
+        if keeper.view(history).compacted:
+            break
+        history.append({"role": "assistant", "content": turn.reply})
+    assert model.calls, "the summary model was never asked"
+    assert keeper.compressor.last_summary_check == "rejected"
+    assert keeper.compressor.last_stats.fallback_used
