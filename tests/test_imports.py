@@ -28,6 +28,9 @@ MODULES = [
     "palimpsest.integrations.mcp_server",
     "palimpsest.messages.history_files",
     "palimpsest.storage.history_import",
+    "palimpsest.integrations.langchain",
+    "palimpsest.integrations.pydantic_ai",
+    "palimpsest.integrations.openai_agents",
 ]
 
 
