@@ -191,15 +191,32 @@ def compact(
 
 
 def _digest_chain(converted: Sequence[Sequence[Mapping[str, Any]]]) -> list[bytes]:
-    """``chain[i]`` is a digest of the first ``i`` framework messages, by what their dicts
-    say to a provider (ids and metadata a framework fills in later do not count)."""
+    """``chain[j]`` is a digest of the first ``j`` dicts of the history, by what they say to
+    a provider (ids and metadata a framework fills in later do not count).
+
+    The chain runs over dicts, not framework messages, because a framework may regroup the
+    list a hook handed out: pydantic-ai merges consecutive requests into one message, which
+    changes the message count but not the dicts they convert to.
+    """
     chain = [b""]
     for dicts in converted:
-        step = hashlib.blake2b(chain[-1], digest_size=16)
-        said = [visible(d) for d in dicts]
-        step.update(json.dumps(said, sort_keys=True, default=repr).encode("utf-8", "replace"))
-        chain.append(step.digest())
+        for d in dicts:
+            step = hashlib.blake2b(chain[-1], digest_size=16)
+            step.update(
+                json.dumps(visible(d), sort_keys=True, default=repr).encode("utf-8", "replace")
+            )
+            chain.append(step.digest())
     return chain
+
+
+def _boundaries(converted: Sequence[Sequence[Any]]) -> dict[int, int]:
+    """Dict count at the end of each leading run of framework messages -> that run's length."""
+    out = {0: 0}
+    total = 0
+    for index, dicts in enumerate(converted, start=1):
+        total += len(dicts)
+        out.setdefault(total, index)
+    return out
 
 
 def _flat(converted: Sequence[Sequence[dict[str, Any]]]) -> list[dict[str, Any]]:
@@ -234,13 +251,12 @@ class _Thread(Generic[T]):
     head: list[T] = field(default_factory=list)
     """``compacted`` as framework messages, handed to the model in its place."""
     aliases: dict[int, bytes] = field(default_factory=lambda: {0: b""})
-    """Prefix length (framework messages) -> digest of a history start ``compacted`` stands
-    for."""
+    """Prefix length (dicts) -> digest of a history start ``compacted`` stands for."""
     stored: int = 0
     """Framework messages after that start already in the store."""
     last: tuple[int, bytes] | None = None
-    """Length and digest of the history last seen since the last compaction: a later
-    history must extend it to be the same conversation."""
+    """Length (dicts) and digest of the history last seen since the last compaction: a
+    later history must extend it to be the same conversation."""
 
 
 @dataclass(frozen=True)
@@ -348,9 +364,10 @@ class ConversationKeeper(Generic[T]):
             log.warning("the compacted history does not fit: %s", stats.not_fit_reason)
         thread.compacted = result
         thread.head = out
+        handed = [self.to_dicts([m]) for m in out]
         thread.aliases = {
-            len(history): _digest_chain(converted)[-1],
-            len(out): _digest_chain([self.to_dicts([m]) for m in out])[-1],
+            len(_flat(converted)): _digest_chain(converted)[-1],
+            len(_flat(handed)): _digest_chain(handed)[-1],
         }
         thread.stored = 0
         thread.last = None
@@ -369,28 +386,29 @@ class ConversationKeeper(Generic[T]):
         """The conversation ``converted`` continues and the length of its compacted start."""
         self._last_key = key
         thread = self._threads.get(key)
+        chain = _digest_chain(converted)
         if thread is not None:
-            chain = _digest_chain(converted)
-            base = self._base(thread, chain)
+            base = self._base(thread, chain, _boundaries(converted))
             if base is not None:
-                thread.last = (len(converted), chain[-1])
+                thread.last = (len(chain) - 1, chain[-1])
                 return thread, base
             log.info("conversation %r no longer starts as it did: starting afresh", key)
         thread = _Thread(self._new_session(key))
-        thread.last = (len(converted), _digest_chain(converted)[-1])
+        thread.last = (len(chain) - 1, chain[-1])
         self._threads[key] = thread
         return thread, 0
 
     @staticmethod
-    def _base(thread: _Thread[T], chain: list[bytes]) -> int | None:
-        """Where the history ``chain`` digests continues ``thread`` (``None``: it does not)."""
+    def _base(thread: _Thread[T], chain: list[bytes], boundaries: dict[int, int]) -> int | None:
+        """How many leading framework messages of the history whose dicts digest to
+        ``chain`` the thread's compacted list stands for (``None``: not this thread)."""
         size = len(chain) - 1
         last = thread.last
         if last is not None and (last[0] > size or chain[last[0]] != last[1]):
             return None
         for length in sorted(thread.aliases, reverse=True):
-            if length <= size and chain[length] == thread.aliases[length]:
-                return length
+            if length in boundaries and chain[length] == thread.aliases[length]:
+                return boundaries[length]
         return None
 
     def _new_session(self, key: str) -> str | None:
