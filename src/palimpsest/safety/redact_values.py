@@ -32,6 +32,7 @@ __all__ = [
     "ASSIGNMENT",
     "CLI_FLAG",
     "KEY_ANCHORS",
+    "KEY_WORDS",
     "MYSQL_PASSWORD",
     "PROSE",
     "PROSE_ANCHORS",
@@ -61,6 +62,7 @@ _KEY_WORDS = (
     # PWD=/path is the shell's working directory, not a password.
     r"pwd(?![ \t]*[=:][ \t]*[\"']?[/~.$])|token|secret"
 )
+KEY_WORDS = _KEY_WORDS
 _KEY_END = r"(?![A-Za-z0-9_])"
 SECRET_KEY_NAME = re.compile(rf"(?:{_KEY_WORDS}){_KEY_END}", re.IGNORECASE)
 # Every alternative of _KEY_WORDS starts with one of these.
@@ -85,26 +87,37 @@ KEY_ANCHORS = (
 _NOT_A_VALUE = (
     r"(?!\[REDACTED\])"
     r"(?![$%{<*])"
+    # a YAML block indicator (key: |, key: >-): the value is on the lines below
+    r"(?![|>][+-]?[1-9]?[+-]?[ \t]*(?:#|\r?\n|$))"
     r"(?!(?:none|null|nil|true|false|undefined|await|new|function|lambda|yield|async|not|"
     r"str|int|bool|string|bytes|optional|any|self|this)(?![A-Za-z0-9_]))"
-    r"(?![A-Za-z_][A-Za-z0-9_]*+(?:\.|\(|\[|[ \t]*[,)]))"
+    # a call, an index, an argument (f(token=tok)), or an attribute chain of short names
+    # (settings.SECRET_KEY); a dotted run with a long or numeric part (dp.st.prd.<44
+    # random>, v2.<random>.<hex>) is a value, not code
+    r"(?![A-Za-z_][A-Za-z0-9_]*+(?:\(|\[|[ \t]*[,)]|"
+    r"(?:\.[A-Za-z_][A-Za-z0-9_]{0,30}+)++(?![A-Za-z0-9_.+/=-])))"
 )
 _QUOTED = r"(?:\\?\"(?:[^\"\\\n]|\\[^\"\n])*+\\?\"|'(?:[^'\\\n]|\\[^'\n])*+')"
 _BARE = r"[^\s'\"\\`,;(){}\[\]<>&=]++=*+"
 _SEPARATOR = r"[ \t]*(?:=>|:=|=(?!=)|:)[ \t]*"
+# A chain of names before the value (password=AccountKey=X, token: password: X,
+# secret=api_key=X): the value is what follows the last name, and only it goes. A chained
+# name is followed by "=" or by ":" and a space, so user:pass and https:// are not chains.
+_CHAIN = r"(?:[A-Za-z_][A-Za-z0-9_.-]{0,40}+(?:[ \t]*=(?![=>])[ \t]*|[ \t]*:[ \t]+)){0,3}+"
 
 ASSIGNMENT = re.compile(
     rf"((?:{_KEY_WORDS}){_KEY_END}\\?[\"']?"
     # optional type annotation before "=" (token: str = "...")
     rf"(?:[ \t]*:[ \t]*[A-Za-z_][A-Za-z0-9_.\[\] |]{{0,40}}?(?=[ \t]*=))?"
-    rf"{_SEPARATOR})"
+    rf"{_SEPARATOR}{_CHAIN})"
     rf"(?:(?!\\?[\"']\[REDACTED\])({_QUOTED})|{_NOT_A_VALUE}({_BARE}))",
     re.IGNORECASE,
 )
 # --password x / --db-token=x ; a following flag (--password --user) is not a value.
 CLI_FLAG = re.compile(
     # (?<!-) and the letter after "--" make a run of dashes fail at once, position by position
-    rf"((?<!-)--(?=[A-Za-z])[A-Za-z0-9_-]{{0,40}}?(?:{_KEY_WORDS})(?![A-Za-z0-9_-])(?:=|[ \t]+))"
+    rf"((?<!-)--(?=[A-Za-z])[A-Za-z0-9_-]{{0,40}}?(?:{_KEY_WORDS})(?![A-Za-z0-9_-])(?:=|[ \t]+)"
+    rf"{_CHAIN})"
     rf"(?:(?!\\?[\"']\[REDACTED\])({_QUOTED})|(?!-){_NOT_A_VALUE}({_BARE}))",
     re.IGNORECASE,
 )
@@ -119,7 +132,7 @@ _WEAK_NAME = (
 )
 WEAK_ANCHORS = ("key", "pass", "pw", "auth", "cred")
 WEAK_ASSIGNMENT = re.compile(
-    rf"({_WEAK_NAME}{_KEY_END}\\?[\"']?{_SEPARATOR})"
+    rf"({_WEAK_NAME}{_KEY_END}\\?[\"']?{_SEPARATOR}{_CHAIN})"
     rf"(?:(?!\\?[\"']\[REDACTED\])({_QUOTED})|{_NOT_A_VALUE}({_BARE}))"
 )
 
@@ -220,7 +233,7 @@ def announces_placeholder(value: str) -> bool:
 
 
 _ANNOUNCED_PLACEHOLDER = re.compile(
-    r"^(?:<[^<>]*>|\$\{[^}]*\}|\$[A-Za-z_]\w*|\{\{.*\}\}|%\(\w+\)s)$"
+    r"^(?:<[^<>]*>|\$\{[^}]*\}|\$[A-Za-z_]\w*|\{\{.*\}\}|%\(\w+\)s|\$\(.*\)|`.*`|(?i:x{3,}|redacted))$"
     r"|x{4,}|X{4,}|\.\.\.|…|(?i:your[_-]|placeholder|replace[_-]?me)",
 )
 

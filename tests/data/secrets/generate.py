@@ -809,7 +809,7 @@ def issue20_kinds() -> list[tuple[str, str, str, list[str], str]]:
             base64.b64encode(blob_env.encode()).decode(),
             [
                 "echo {s} | base64 -d > .env",
-                "kubectl patch secret app -p '{{\"data\":{{\"dotenv\":\"{s}\"}}}}'",
+                'kubectl patch secret app -p \'{{"data":{{"dotenv":"{s}"}}}}\'',
                 "the blob {s} is last week's config",
             ],
             "https://kubernetes.io/docs/concepts/configuration/secret/",
@@ -844,7 +844,9 @@ def issue20_kinds() -> list[tuple[str, str, str, list[str], str]]:
                 "-----BEGIN EC PRIVATE KEY-----\n"
                 + wrapped(pem_body, 40)
                 + "\n-----END EC PRIVATE KEY-----",
-                "tls_key: \"-----BEGIN PRIVATE KEY-----\\n" + pem_body + "\\n-----END PRIVATE KEY-----\"",
+                'tls_key: "-----BEGIN PRIVATE KEY-----\\n'
+                + pem_body
+                + '\\n-----END PRIVATE KEY-----"',
                 "key material (truncated):\n-----BEGIN RSA PRIVATE KEY-----\n"
                 + wrapped(pem_body, 33),
             ],
