@@ -94,8 +94,8 @@ def redact_blocks(text: str, found: list[str]) -> str:
                 continue
             first = body[: len(body) - len(body.lstrip(" \t\r\n"))]
             indent = first.rsplit("\n", 1)[-1]
-            newline = "\n" if body.endswith("\n") else ""
-            pieces += [text[done:body_start], f"{indent}{REDACTED}{newline}"]
+            ending = "\n" if body.endswith("\n") else ""
+            pieces += [text[done:body_start], f"{indent}{REDACTED}{ending}"]
             found.append(stripped)
             done = body_end
             continue
