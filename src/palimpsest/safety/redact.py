@@ -57,6 +57,7 @@ __all__ = [
     "is_secret_key",
     "recognise",
     "redact",
+    "redact_together",
     "redact_value",
     "value_secrets",
 ]
@@ -292,38 +293,42 @@ def is_secret_key(name: str) -> bool:
     return any(m.end() == len(name) for m in SECRET_KEY_NAME.finditer(name))
 
 
+def redact_together(texts: Iterable[str], known: Iterable[str] = ()) -> list[str]:
+    """Redact texts shown together (one session's messages) as if they were one text.
+
+    A value any rule recognises in one of them is removed from all of them, earlier ones
+    included, as are the ``known`` values. Each text is scanned once; carrying the values
+    back to the texts before it costs one substring search per text.
+    """
+    carried = set(known)
+    out: list[str] = []
+    for text in texts:
+        redacted, found = recognise(text, carried)
+        carried |= found
+        out.append(redacted)
+    return [mask_values(text, carried)[0] if carried else text for text in out]
+
+
 def redact_value(value: Any, known: Iterable[str] = ()) -> Any:
     """Redact every string inside ``value`` (dicts, lists, tuples); return a new object.
 
     A string or number stored under a secret-named key (``{"password": "hunter2"}``) is
-    replaced whole, because the value alone would not look like a secret; so is every
-    other occurrence, anywhere in ``value``, of a value a rule removed (and of ``known``).
-    The input is never mutated; objects of other types are returned as they are.
+    replaced whole, because the value alone would not look like a secret; every other
+    occurrence, anywhere in ``value``, of a value removed by a rule or by its key (and of
+    ``known``) goes too. The input is never mutated; objects of other types are returned
+    as they are.
     """
-    carried = set(known) | value_secrets(value)
-    return _redact_value(value, frozenset(carried))
-
-
-def value_secrets(value: Any) -> set[str]:
-    """The values worth carrying that the rules find anywhere inside ``value``."""
     found: list[str] = []
-    _collect(value, found)
-    return carried_values(found)
+    first = _redact_value(value, found, frozenset(known))
+    carried = frozenset(carried_values(found)) | frozenset(known)
+    return _mask_value(first, carried) if carried else first
 
 
-def _collect(value: Any, found: list[str]) -> None:
-    if isinstance(value, str):
-        if value:
-            _redact(value, (), found)
-    elif isinstance(value, Mapping):
-        for key, item in value.items():
-            if _under_secret_key(key, item):
-                found.append(str(item))
-            else:
-                _collect(item, found)
-    elif isinstance(value, (list, tuple)):
-        for item in value:
-            _collect(item, found)
+def value_secrets(value: Any) -> frozenset[str]:
+    """The values worth carrying that the rules (or secret-named keys) find inside ``value``."""
+    found: list[str] = []
+    _redact_value(value, found, frozenset())
+    return frozenset(carried_values(found))
 
 
 def _under_secret_key(key: Any, item: Any) -> bool:
@@ -336,16 +341,32 @@ def _under_secret_key(key: Any, item: Any) -> bool:
     )
 
 
-def _redact_value(value: Any, known: frozenset[str]) -> Any:
+def _redact_value(value: Any, found: list[str], known: frozenset[str]) -> Any:
     if isinstance(value, str):
-        return redact(value, known)
+        return _redact(value, known, found) if value else value
     if isinstance(value, Mapping):
         out: dict[Any, Any] = {}
         for key, item in value.items():
-            out[key] = REDACTED if _under_secret_key(key, item) else _redact_value(item, known)
+            if _under_secret_key(key, item):
+                found.append(str(item))
+                out[key] = REDACTED
+            else:
+                out[key] = _redact_value(item, found, known)
         return out
     if isinstance(value, list):
-        return [_redact_value(item, known) for item in value]
+        return [_redact_value(item, found, known) for item in value]
     if isinstance(value, tuple):
-        return tuple(_redact_value(item, known) for item in value)
+        return tuple(_redact_value(item, found, known) for item in value)
+    return value
+
+
+def _mask_value(value: Any, carried: frozenset[str]) -> Any:
+    if isinstance(value, str):
+        return mask_values(value, carried)[0]
+    if isinstance(value, Mapping):
+        return {key: _mask_value(item, carried) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_mask_value(item, carried) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_mask_value(item, carried) for item in value)
     return value

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..messages.reading import Action as ReadAction
+from ..safety.redact import redact_value
 from .shell import shell_effects, split_command
 
 __all__ = [
@@ -196,7 +197,10 @@ def classify_call(
     if low in _LIST:
         where = _first_str(args, _DIR_KEYS) or "."
         return Action("LIST", clip(where, 100), tool, f"LIST {where}")
-    shown = ", ".join(f"{k}={clip(str(v), 40)}" for k, v in list(args.items())[:2])
+    # Redacted before rendering: ``password=X,`` reads as code (a keyword argument) to the
+    # text rules, so the value is removed here, by its key, while it is still a mapping.
+    safe = redact_value(dict(list(args.items())[:2]))
+    shown = ", ".join(f"{k}={clip(str(v), 40)}" for k, v in safe.items())
     target = f"{tool}({shown})"
     return Action("CALL", target, tool, f"CALL {target}")
 
