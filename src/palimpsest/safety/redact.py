@@ -29,7 +29,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .redact_blocks import redact_blocks
+from .redact_blocks import on_escaped_lines, redact_blocks
 from .redact_decode import redact_encoded
 from .redact_patterns import TOKEN_PATTERNS, TokenPattern
 from .redact_reuse import carried_values, mask_values, redact_continuations, removed_value
@@ -256,7 +256,7 @@ def _redact(text: str, known: Iterable[str], found: list[str]) -> str:
         if redacted == text:
             break
         text = redacted
-    text = redact_continuations(text, found)
+    text = on_escaped_lines(text, lambda lines: redact_continuations(lines, found))
     masked, _ = mask_values(text, [*found, *known])
     return masked
 

@@ -19,6 +19,7 @@ list); ``description: |`` and ``token_help: >-`` are not names of secrets.
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 
 from .redact_values import (
     KEY_WORDS,
@@ -27,7 +28,7 @@ from .redact_values import (
     looks_secret,
 )
 
-__all__ = ["redact_blocks"]
+__all__ = ["on_escaped_lines", "redact_blocks"]
 
 _HEAD = re.compile(
     rf"(?<![A-Za-z0-9])(?:{KEY_WORDS})(?![A-Za-z0-9_])\\?[\"']?[ \t]*:[ \t]*"
@@ -69,8 +70,30 @@ def _block_end(text: str, start: int, key_indent: int) -> int:
     return end
 
 
+def on_escaped_lines(text: str, rewrite: Callable[[str], str]) -> str:
+    """Apply a line-aware ``rewrite`` to a JSON string body whose line breaks are ``\\n``.
+
+    Tool-call arguments are stored as JSON text, so a YAML block or a wrapped key inside
+    them has the two characters ``\\n`` where its lines break. When ``text`` has no real
+    line break and no escaped backslash, the escapes are turned into line breaks, the
+    rewrite runs, and they are turned back: the round trip is exact.
+    """
+    if "\n" in text or "\\n" not in text or "\\\\" in text:
+        return rewrite(text)
+    lines = text.replace("\\r\\n", "\r\n").replace("\\n", "\n")
+    done = rewrite(lines)
+    if done == lines:
+        return text
+    return done.replace("\r\n", "\\r\\n").replace("\n", "\\n")
+
+
 def redact_blocks(text: str, found: list[str]) -> str:
-    """``text`` with next-line and block-scalar values under secret names redacted."""
+    """``text`` with next-line and block-scalar values under secret names redacted
+    (also inside a JSON string, see :func:`on_escaped_lines`)."""
+    return on_escaped_lines(text, lambda lines: _redact_blocks(lines, found))
+
+
+def _redact_blocks(text: str, found: list[str]) -> str:
     if "\n" not in text or ":" not in text:
         return text
     pieces: list[str] = []

@@ -88,7 +88,7 @@ _NOT_A_VALUE = (
     r"(?!\[REDACTED\])"
     r"(?![$%{<*])"
     # a YAML block indicator (key: |, key: >-): the value is on the lines below
-    r"(?![|>][+-]?[1-9]?[+-]?[ \t]*(?:#|\r?\n|$))"
+    r"(?![|>][+-]?[1-9]?[+-]?[ \t]*(?:#|\r?\n|\\n|$))"
     r"(?!(?:none|null|nil|true|false|undefined|await|new|function|lambda|yield|async|not|"
     r"str|int|bool|string|bytes|optional|any|self|this)(?![A-Za-z0-9_]))"
     # a call, an index, an argument (f(token=tok)), or an attribute chain of short names

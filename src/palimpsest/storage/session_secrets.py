@@ -56,7 +56,8 @@ def hit_text(row: Mapping[str, Any]) -> str:
         else:
             listed = decoded if isinstance(decoded, list) else [decoded]
             parts += [f"{call_name(c)} {call_arguments(c)}" for c in listed]
-    return " ".join(p for p in parts if p)
+    # one part a line: a value wrapped onto the content's last line ends at a line end
+    return "\n".join(p for p in parts if p)
 
 
 def _state(connection: apsw.Connection, session_id: str) -> tuple[int, int]:

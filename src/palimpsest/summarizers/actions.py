@@ -16,7 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..messages.reading import Action as ReadAction
-from ..safety.redact import redact_value
+from ..safety.redact import redact, redact_value
 from .shell import shell_effects, split_command
 
 __all__ = [
@@ -80,9 +80,13 @@ def clip(text: str, limit: int, marker: str = "…") -> str:
 
     The cut falls on a word boundary, so a clipped text never shows the first half of a
     token: a secret is either whole (and the final redaction pass replaces it) or absent.
+    Text of several lines is redacted before its lines are joined: a value on the line
+    after its name (``Password:`` + newline, a YAML block, a wrapped key) is recognisable
+    only while the line breaks are there.
     """
     window = limit * 4 + 64
-    flat = " ".join(text[:window].split())
+    head = text[:window]
+    flat = " ".join((redact(head) if "\n" in head else head).split())
     if len(text) > window:  # the window may end inside a token: drop that token
         flat = flat.rsplit(" ", 1)[0] if " " in flat else ""
         if len(flat) <= limit:
