@@ -491,3 +491,58 @@ def test_linear_time_on_inputs_shaped_for_the_new_patterns() -> None:
     ):
         redact(text)
     assert time.perf_counter() - start < 60.0
+
+
+B64KEY = "q1W2e3R4t5Y6u7I8o9P0aSdFgHjKlZxCvBnM1234567="
+
+
+@pytest.mark.parametrize(
+    ("text", "expected"),
+    [
+        # chained keywords: the last value goes, and only it
+        (f"password=AccountKey={B64KEY}", f"password=AccountKey={REDACTED}"),
+        ("token: password: Zx9Lp7Wq2", f"token: password: {REDACTED}"),
+        ("secret=api_key=Zx9Lp7Wq2", f"secret=api_key={REDACTED}"),
+        ("--token api_key=Zx9Lp7Wq2", f"--token api_key={REDACTED}"),
+        (f"x_auth: key={B64KEY}", f"x_auth: key={REDACTED}"),
+        # a dotted value with a long or numeric part is a value, not an attribute
+        ("RELEASE_BOT_TOKEN=v2.piylCXBQUDFsha4zGg53.1451f34f", f"RELEASE_BOT_TOKEN={REDACTED}"),
+        # vendor formats
+        (
+            "poetry config pypi-token.pypi pypi-AgEIcHlwaS5vcmc" + "Ab1_-" * 12,
+            "poetry config pypi-token.pypi " + REDACTED,
+        ),
+        ("shop token shpat_0123456789abcdef0123456789abcdef ok", f"shop token {REDACTED} ok"),
+        ("shpss_0123456789ABCDEF0123456789abcdef", REDACTED),
+        ("run --token dp.st.prd." + "Ab1" * 14 + " now", f"run --token {REDACTED} now"),
+        ("dp.pt." + "Zz9" * 14 + "x", REDACTED),
+        (
+            "alerts: /services/T0AB12CD34/B0XY98ZW76/aB3dE5fG7hJ9kL1mN3pQ5rS7",
+            f"alerts: /services/{REDACTED}",
+        ),
+        ("sig=aBc%2Fdef123GHI456jkl789MNO%3D&se=2031", f"sig={REDACTED}&se=2031"),
+    ],
+)
+def test_issue_20_chains_and_vendors(text: str, expected: str) -> None:
+    assert redact(text) == expected
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "token: str | None = None",
+        "secret_key = settings.security.SECRET_KEY",
+        "api_key = process.env.API_KEY;",
+        "https://user:${PASS}@host",
+        'export SENTRY_AUTH_TOKEN="$(pass show sentry/ci)"',
+        "password: ...\ntoken: xxx",
+        "session_secret: REDACTED",
+        "secret: note: this is prose",
+        "Doppler service tokens look like dp.st.<config>.<random>",
+        "Shopify admin tokens start with shpat_ and are shown once.",
+        "append ?sv=<version>&sig=<signature>&se=<expiry> to the blob URL",
+        "sig verification failed: expected 64 hex chars",
+    ],
+)
+def test_issue_20_look_alikes_unchanged(text: str) -> None:
+    assert redact(text) == text

@@ -115,10 +115,9 @@ def _redact_blocks(text: str, found: list[str]) -> str:
                 or _is_prose(stripped)
             ):
                 continue
-            first = body[: len(body) - len(body.lstrip(" \t\r\n"))]
-            indent = first.rsplit("\n", 1)[-1]
-            ending = "\n" if body.endswith("\n") else ""
-            pieces += [text[done:body_start], f"{indent}{REDACTED}{ending}"]
+            lead = body[: len(body) - len(body.lstrip(" \t\r\n"))]  # blank lines, indent
+            ending = "\r\n" if body.endswith("\r\n") else "\n" if body.endswith("\n") else ""
+            pieces += [text[done:body_start], f"{lead}{REDACTED}{ending}"]
             found.append(stripped)
             done = body_end
             continue
