@@ -227,13 +227,17 @@ _PASSES: tuple[_Pass, ...] = (
 )
 
 
-def _round(text: str, found: list[str]) -> str:
+def _round(text: str, found: list[str], first: bool) -> str:
+    """One pass of every rule; the first round also reads blocks and base64 runs (what
+    later rounds change, a redaction, makes no new block and no new run)."""
     lowered = text.lower()
     for step in _PASSES:
         changed = step.apply(text, lowered, found)
         if changed is not text:
             text = changed
             lowered = text.lower()
+    if not first:
+        return text
     blocked = redact_blocks(text, found)
     return redact_encoded(blocked, _rules_only, found)
 
@@ -250,15 +254,24 @@ def _rules_only(text: str) -> str:
     return redact_blocks(text, scratch)
 
 
-def _redact(text: str, known: Iterable[str], found: list[str]) -> str:
-    for _ in range(_MAX_ROUNDS):
-        redacted = _round(text, found)
+def _redact(text: str, known: frozenset[str], found: list[str]) -> tuple[str, frozenset[str]]:
+    """Rounds of the rules, wrapped-key tails, then every occurrence of a removed value.
+
+    ``known`` must already be carried values; returns the text and the values this text
+    revealed (also appended, raw, to ``found``).
+    """
+    start = len(found)
+    for index in range(_MAX_ROUNDS):
+        redacted = _round(text, found, index == 0)
         if redacted == text:
             break
         text = redacted
     text = on_escaped_lines(text, lambda lines: redact_continuations(lines, found))
-    masked, _ = mask_values(text, [*found, *known])
-    return masked
+    revealed = frozenset(carried_values(found[start:])) if len(found) > start else frozenset()
+    carried = revealed | known if known else revealed
+    if carried:
+        text = mask_values(text, carried)[0]
+    return text, revealed
 
 
 def redact(text: str, known: Iterable[str] = ()) -> str:
@@ -271,16 +284,20 @@ def redact(text: str, known: Iterable[str] = ()) -> str:
     """
     if not isinstance(text, str) or not text:
         return text
-    return _redact(text, known, [])
+    return _redact(text, _carried(known), [])[0]
 
 
 def recognise(text: str, known: Iterable[str] = ()) -> tuple[str, frozenset[str]]:
     """:func:`redact`'s result and the values worth carrying into texts shown with it."""
     if not isinstance(text, str) or not text:
         return text, frozenset()
-    found: list[str] = []
-    out = _redact(text, known, found)
-    return out, frozenset(carried_values(found))
+    return _redact(text, _carried(known), [])
+
+
+def _carried(known: Iterable[str]) -> frozenset[str]:
+    if not known:
+        return frozenset()
+    return frozenset(carried_values(known))
 
 
 def contains_secret(text: str) -> bool:
@@ -300,7 +317,7 @@ def redact_together(texts: Iterable[str], known: Iterable[str] = ()) -> list[str
     included, as are the ``known`` values. Each text is scanned once; carrying the values
     back to the texts before it costs one substring search per text.
     """
-    carried = set(known)
+    carried = _carried(known)
     out: list[str] = []
     for text in texts:
         redacted, found = recognise(text, carried)
@@ -319,8 +336,9 @@ def redact_value(value: Any, known: Iterable[str] = ()) -> Any:
     as they are.
     """
     found: list[str] = []
-    first = _redact_value(value, found, frozenset(known))
-    carried = frozenset(carried_values(found)) | frozenset(known)
+    known = _carried(known)
+    first = _redact_value(value, found, known)
+    carried = frozenset(carried_values(found)) | known
     return _mask_value(first, carried) if carried else first
 
 
@@ -343,7 +361,7 @@ def _under_secret_key(key: Any, item: Any) -> bool:
 
 def _redact_value(value: Any, found: list[str], known: frozenset[str]) -> Any:
     if isinstance(value, str):
-        return _redact(value, known, found) if value else value
+        return _redact(value, known, found)[0] if value else value
     if isinstance(value, Mapping):
         out: dict[Any, Any] = {}
         for key, item in value.items():

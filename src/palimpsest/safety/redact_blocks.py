@@ -30,11 +30,13 @@ from .redact_values import (
 
 __all__ = ["on_escaped_lines", "redact_blocks"]
 
-_HEAD = re.compile(
-    rf"(?<![A-Za-z0-9])(?:{KEY_WORDS})(?![A-Za-z0-9_])\\?[\"']?[ \t]*:[ \t]*"
-    r"([|>](?:[1-9][+-]?|[+-][1-9]?)?)?[ \t]*(?:#[^\n]*)?\r?\n",
-    re.IGNORECASE,
+# Where a line ends in ":" (or ": |", ": >-", a comment after): found by its literal
+# colon, which the regex engine scans for fast; the name before it is checked apart.
+_LINE_END = re.compile(r":[ \t]*([|>](?:[1-9][+-]?|[+-][1-9]?)?)?[ \t]*(?:#[^\n]*)?\r?\n")
+_NAME_BEFORE = re.compile(
+    rf"(?<![A-Za-z0-9])(?:{KEY_WORDS})(?![A-Za-z0-9_])\\?[\"']?[ \t]*\Z", re.IGNORECASE
 )
+_NAME_REACH = 64
 _WORD = re.compile(r"[A-Za-z][a-z]+[,.;:!?]?")
 
 
@@ -98,11 +100,16 @@ def _redact_blocks(text: str, found: list[str]) -> str:
         return text
     pieces: list[str] = []
     done = 0
-    for match in _HEAD.finditer(text):
+    for match in _LINE_END.finditer(text):
         if match.start() < done:
             continue
         line_start = text.rfind("\n", 0, match.start()) + 1
-        key_indent = _indent(text[line_start : match.start()] + "x")
+        name = _NAME_BEFORE.search(
+            text, max(line_start, match.start() - _NAME_REACH), match.start()
+        )
+        if name is None:
+            continue
+        key_indent = _indent(text[line_start : name.start()] + "x")
         body_start = match.end()
         if match.group(1):
             body_end = _block_end(text, body_start, key_indent)

@@ -15,16 +15,26 @@ tail when it is one token of a key's alphabet that mixes letters and digits.
 
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
 from .redact_values import REDACTED, announces_placeholder
 
-__all__ = ["mask_values", "redact_continuations", "removed_value", "worth_carrying"]
+__all__ = [
+    "carried_values",
+    "mask_values",
+    "redact_continuations",
+    "removed_value",
+    "worth_carrying",
+]
 
 _MIN_CARRIED = 6
 _MIN_TOKEN_IN_BLOCK = 16
 _MAX_CONTINUATIONS = 8
+_HAS_ALPHA = re.compile(r"[^\W\d_]")
+_HAS_DIGIT = re.compile(r"\d")
+_HAS_SYMBOL = re.compile(r"[^\w]|_")
 
 
 def removed_value(old: str, new: str) -> str | None:
@@ -38,6 +48,7 @@ def removed_value(old: str, new: str) -> str | None:
     return old[len(head) : len(old) - len(tail)] or None
 
 
+@functools.lru_cache(maxsize=4096)
 def worth_carrying(value: str) -> bool:
     """True when ``value`` cannot be an ordinary word, so its other occurrences are redacted.
 
@@ -45,28 +56,28 @@ def worth_carrying(value: str) -> bool:
     ``Tr0ub4dor&3``), or 16+ letters of both cases (a random alphabetic key). Placeholders
     and the marker itself are never carried.
     """
-    if len(value) < _MIN_CARRIED or REDACTED in value or announces_placeholder(value):
+    if len(value) < _MIN_CARRIED or REDACTED in value:
         return False
-    has_alpha = any(c.isalpha() for c in value)
-    has_digit = any(c.isdigit() for c in value)
-    has_symbol = any(not c.isalnum() for c in value)
-    if has_alpha and (has_digit or has_symbol):
-        return not value.replace("_", "").replace("-", "").replace(".", "").isalpha()
-    return len(value) >= 16 and value.isalpha() and not value.islower() and not value.isupper()
+    if _HAS_ALPHA.search(value) and (_HAS_DIGIT.search(value) or _HAS_SYMBOL.search(value)):
+        carried = not value.replace("_", "").replace("-", "").replace(".", "").isalpha()
+    else:
+        carried = (
+            len(value) >= 16 and value.isalpha() and not value.islower() and not value.isupper()
+        )
+    return carried and not announces_placeholder(value)
 
 
 def carried_values(values: Iterable[str]) -> set[str]:
     """The values (or, for multi-line values, the long tokens) worth carrying."""
     carried: set[str] = set()
-    for value in values:
-        value = value.strip().strip("\"'")
-        if not any(c.isspace() for c in value):
-            if worth_carrying(value):
-                carried.add(value)
-            continue
-        carried.update(
-            t for t in value.split() if len(t) >= _MIN_TOKEN_IN_BLOCK and worth_carrying(t)
-        )
+    for value in set(values):
+        parts = value.split()
+        if len(parts) == 1:
+            token = parts[0].strip("\"'")
+            if worth_carrying(token):
+                carried.add(token)
+        elif parts:
+            carried.update(t for t in parts if len(t) >= _MIN_TOKEN_IN_BLOCK and worth_carrying(t))
     return carried
 
 
