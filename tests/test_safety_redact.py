@@ -505,6 +505,10 @@ B64KEY = "q1W2e3R4t5Y6u7I8o9P0aSdFgHjKlZxCvBnM1234567="
         ("secret=api_key=Zx9Lp7Wq2", f"secret=api_key={REDACTED}"),
         ("--token api_key=Zx9Lp7Wq2", f"--token api_key={REDACTED}"),
         (f"x_auth: key={B64KEY}", f"x_auth: key={REDACTED}"),
+        # base64 padding is not a chain; a random value before a comma is not an argument
+        ("password=YWJjMTIzNA=", f"password={REDACTED}"),
+        ("password=YWJjMTIzNA= next", f"password={REDACTED} next"),
+        ("so password=Kq7vN2pLx9Rw, then psql", f"so password={REDACTED}, then psql"),
         # a dotted value with a long or numeric part is a value, not an attribute
         ("RELEASE_BOT_TOKEN=v2.piylCXBQUDFsha4zGg53.1451f34f", f"RELEASE_BOT_TOKEN={REDACTED}"),
         # vendor formats
@@ -531,6 +535,8 @@ def test_issue_20_chains_and_vendors(text: str, expected: str) -> None:
     "text",
     [
         "token: str | None = None",
+        "f(password=pw, token=tok)",
+        "login(user, password=password1)",
         "secret_key = settings.security.SECRET_KEY",
         "api_key = process.env.API_KEY;",
         "https://user:${PASS}@host",

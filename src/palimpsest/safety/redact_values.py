@@ -91,10 +91,10 @@ _NOT_A_VALUE = (
     r"(?![|>][+-]?[1-9]?[+-]?[ \t]*(?:#|\r?\n|\\n|$))"
     r"(?!(?:none|null|nil|true|false|undefined|await|new|function|lambda|yield|async|not|"
     r"str|int|bool|string|bytes|optional|any|self|this)(?![A-Za-z0-9_]))"
-    # a call, an index, an argument (f(token=tok)), or an attribute chain of short names
+    # a call, an index, or an attribute chain of short names
     # (settings.SECRET_KEY); a dotted run with a long or numeric part (dp.st.prd.<44
     # random>, v2.<random>.<hex>) is a value, not code
-    r"(?![A-Za-z_][A-Za-z0-9_]*+(?:\(|\[|[ \t]*[,)]|"
+    r"(?![A-Za-z_][A-Za-z0-9_]*+(?:\(|\[|"
     r"(?:\.[A-Za-z_][A-Za-z0-9_]{0,30}+)++(?![A-Za-z0-9_.+/=-])))"
 )
 _QUOTED = r"(?:\\?\"(?:[^\"\\\n]|\\[^\"\n])*+\\?\"|'(?:[^'\\\n]|\\[^'\n])*+')"
@@ -103,7 +103,9 @@ _SEPARATOR = r"[ \t]*(?:=>|:=|=(?!=)|:)[ \t]*"
 # A chain of names before the value (password=AccountKey=X, token: password: X,
 # secret=api_key=X): the value is what follows the last name, and only it goes. A chained
 # name is followed by "=" or by ":" and a space, so user:pass and https:// are not chains.
-_CHAIN = r"(?:[A-Za-z_][A-Za-z0-9_.-]{0,40}+(?:[ \t]*=(?![=>])[ \t]*|[ \t]*:[ \t]+)){0,3}+"
+# The separator is attached to the chained name and a value follows it at once, so
+# ``password=YWJjZA=`` (a value with base64 padding) is not a chain.
+_CHAIN = r"(?:[A-Za-z_][A-Za-z0-9_.-]{0,40}+(?:=(?=[^\s=>])|:[ \t]+(?=\S))){0,3}+"
 
 ASSIGNMENT = re.compile(
     rf"((?:{_KEY_WORDS}){_KEY_END}\\?[\"']?"
@@ -242,7 +244,7 @@ def quoted_replacement(match: re.Match[str]) -> str:
     """Keep the name and the quotes, drop the value (group 2 quoted, group 3 bare)."""
     quoted, bare = match.group(2), match.group(3)
     if quoted is None:
-        if announces_placeholder(bare):
+        if announces_placeholder(bare) or _is_argument(match):
             return match.group(0)
         return f"{match.group(1)}{REDACTED}"
     opening = quoted[:2] if quoted.startswith("\\") else quoted[0]
@@ -252,6 +254,27 @@ def quoted_replacement(match: re.Match[str]) -> str:
     if announces_placeholder(quoted[len(opening) : -len(closing)]):
         return match.group(0)
     return f"{match.group(1)}{opening}{REDACTED}{closing}"
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_LETTER_DIGIT = re.compile(r"(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
+
+
+def _is_argument(match: re.Match[str]) -> bool:
+    """``f(password=pw, token=tok)``: a name passed on, unless the "name" looks random.
+
+    A bare identifier followed by ``,`` or ``)`` is a keyword argument in code; one that
+    looks like a credential (``password=Kq7vN2pLx9Rw, then …``) is a value in prose.
+    """
+    bare = match.group(3)
+    if not _IDENTIFIER.fullmatch(bare):
+        return False
+    following = match.string[match.end() : match.end() + 40].lstrip(" \t")
+    if following[:1] not in (",", ")"):
+        return False
+    # random text switches between letters and digits; names rarely do (password1, v2)
+    switches = len(_LETTER_DIGIT.findall(bare))
+    return switches < 2 or not looks_secret(bare)
 
 
 def assignment_replacement(match: re.Match[str]) -> str:
