@@ -1,9 +1,14 @@
 """Secret redaction: our ``redact()`` against detect-secrets on one corpus of ours.
 
-The corpus is tests/data/secrets/: ``secrets.jsonl`` (55 kinds of credential, each with a
+The corpus is tests/data/secrets/: ``secrets.jsonl`` (74 kinds of credential, each with a
 realistic random value in the vendor's documented format and three contexts: env line,
-JSON, prose, URL, header, CLI) and ``benign.txt`` (134 lines developers write that hold no
-secret: code reading env vars, hashes, UUIDs, git SHAs, base64 images, placeholders).
+JSON, prose, URL, header, CLI; issue 20's 19 kinds add values repeated after their first
+occurrence, chained keywords, next-line and YAML block values, base64-wrapped and
+line-wrapped keys), ``benign.txt`` (134 lines developers write that hold no secret: code
+reading env vars, hashes, UUIDs, git SHAs, base64 images, placeholders) and
+``benign_issue20.jsonl`` (44 more, some of several lines). For issue 20's kinds and benign
+texts one third was held out before any rule was tuned (``held_out`` in the files); the
+group table reports that third apart from the rest.
 
 Four redactors, each asked to remove the secrets line by line:
 
@@ -47,8 +52,24 @@ def load_secrets() -> list[dict[str, Any]]:
 
 
 def load_benign() -> list[str]:
+    return [text for text, _ in load_benign_split()]
+
+
+def load_benign_split() -> list[tuple[str, str]]:
+    """Each benign text and its part: ``benign.txt``, ``issue20 tuning`` or ``issue20 held-out``."""
     lines = (CORPUS / "benign.txt").read_text(encoding="utf-8").splitlines()
-    return [line for line in lines if line and not line.startswith("#")]
+    texts = [(line, "benign.txt") for line in lines if line and not line.startswith("#")]
+    for line in (CORPUS / "benign_issue20.jsonl").read_text(encoding="utf-8").splitlines():
+        row = json.loads(line)
+        texts.append((row["text"], "issue20 held-out" if row["held_out"] else "issue20 tuning"))
+    return texts
+
+
+def context_part(row: dict[str, Any], index: int) -> str:
+    """The group a context counts in; issue 20's contexts split into tuning and held-out."""
+    if row["group"] != "issue20":
+        return str(row["group"])
+    return "issue20 held-out" if index in row.get("held_out", []) else "issue20 tuning"
 
 
 def leaked(secret: str, text: str) -> bool:
@@ -96,11 +117,21 @@ def measure(
 ) -> dict[str, Any]:
     secrets, benign = load_secrets(), load_benign()
     per_kind: dict[str, tuple[int, int]] = {}
+    per_part: dict[str, list[int]] = {}
     for row in secrets:
         contexts: list[str] = row["contexts"]
-        caught = sum(not leaked(row["secret"], redactor(c)) for c in contexts)
-        per_kind[row["kind"]] = (caught, len(contexts))
+        caught_each = [not leaked(row["secret"], redactor(c)) for c in contexts]
+        per_kind[row["kind"]] = (sum(caught_each), len(contexts))
+        for index, caught_one in enumerate(caught_each):
+            part = per_part.setdefault(context_part(row, index), [0, 0])
+            part[0] += caught_one
+            part[1] += 1
     false_positives = [line for line in benign if flags(line)]
+    benign_parts: dict[str, list[int]] = {}
+    for text, part in load_benign_split():
+        counts = benign_parts.setdefault(part, [0, 0])
+        counts[0] += text in false_positives
+        counts[1] += 1
     text = "\n".join([c for row in secrets for c in row["contexts"]] + benign) + "\n"
     size = len(text.encode())
     copies = max(1, int(mb * 1_000_000 / size))
@@ -112,6 +143,8 @@ def measure(
     return {
         "name": name,
         "per_kind": per_kind,
+        "per_part": per_part,
+        "benign_parts": benign_parts,
         "kinds_full": sum(c == n for c, n in per_kind.values()),
         "kinds": len(per_kind),
         "contexts_caught": sum(c for c, _ in per_kind.values()),
@@ -159,17 +192,18 @@ def print_tables(results: list[dict[str, Any]], per_kind: bool) -> None:
         )
     print()
     print("Contexts caught by group (recognised = issue 11's 35 kinds, vendor = issue 12's 10,")
-    print("general = the name/value rule):")
+    print("general = the name/value rule, issue20 = issue 20's 19 kinds, split into the two")
+    print("thirds the rules were tuned on and the third held out), and benign texts flagged:")
     print()
     names = [r["name"] for r in results]
     print("| group | " + " | ".join(names) + " |")
     print("|---|" + "---:|" * len(names))
-    for group in ("recognised", "vendor", "general"):
-        cells = []
-        for r in results:
-            pairs = [v for k, v in r["per_kind"].items() if kind_group[k] == group]
-            cells.append(f"{sum(c for c, _ in pairs)}/{sum(n for _, n in pairs)}")
+    for group in ("recognised", "vendor", "general", "issue20 tuning", "issue20 held-out"):
+        cells = ["{}/{}".format(*r["per_part"].get(group, [0, 0])) for r in results]
         print(f"| {group} | " + " | ".join(cells) + " |")
+    for part in ("benign.txt", "issue20 tuning", "issue20 held-out"):
+        cells = ["{} flagged of {}".format(*r["benign_parts"].get(part, [0, 0])) for r in results]
+        print(f"| benign: {part} | " + " | ".join(cells) + " |")
     if per_kind:
         print()
         print("| kind | group | " + " | ".join(names) + " |")

@@ -234,8 +234,8 @@ def test_hit_text_decodes_list_content_and_call_arguments() -> None:
         "tool_name": None,
         "tool_calls": json.dumps(calls),
     }
-    assert hit_text(row) == 'hello sh {"password": "p4ss"}'
-    assert hit_text({"content": "{bad", "content_json": 1, "tool_calls": "[oops"}) == "{bad [oops"
+    assert hit_text(row) == 'hello\nsh {"password": "p4ss"}'
+    assert hit_text({"content": "{bad", "content_json": 1, "tool_calls": "[oops"}) == "{bad\n[oops"
 
 
 def test_hit_snippets_read_the_rows_and_redact(tmp_path: Path) -> None:

@@ -143,3 +143,26 @@ def test_clip_cuts_on_word_boundaries() -> None:
     # a token longer than the limit is dropped whole, never shown half (secrets stay whole)
     assert clip("key sk-abcdefghijklmnopqrstuvwxyz0123", 20) == "key…"
     assert clip("x" * 100, 10) == "…"
+
+
+@pytest.mark.parametrize(
+    ("args", "secret"),
+    [
+        ({"user": "admin", "password": "Zq8vLm2pRt"}, "Zq8vLm2pRt"),
+        ({"url": "https://api.example.com", "api_key": 4417290031}, "4417290031"),
+        ({"auth": {"client_secret": "k9Xw2bNq7TzR"}, "retries": 2}, "k9Xw2bNq7TzR"),
+        ({"headers": "Authorization: Bearer 7fQk2mZx9LpW4vRt"}, "7fQk2mZx9LpW4vRt"),
+    ],
+)
+def test_a_generic_call_renders_its_arguments_redacted(args: dict[str, Any], secret: str) -> None:
+    """``password=X,`` reads as a keyword argument to the text rules: redacted by key first."""
+    action = classify_call("http_request", args, json.dumps(args))
+    assert action.verb == "CALL"
+    assert secret not in action.target and secret not in action.key
+    assert "[REDACTED]" in action.target
+    assert action.target.startswith("http_request(")
+
+
+def test_a_generic_call_keeps_harmless_arguments() -> None:
+    action = classify_call("http_request", {"user": "admin", "method": "GET"}, "{}")
+    assert action.target == "http_request(user=admin, method=GET)"

@@ -178,8 +178,10 @@ def show_command(
         session = store.require_session(sid)
         messages = store.get_messages(sid)
         tip = store.get_compression_tip(sid)
-    if redact:  # before --width cuts anything
-        session, messages = redact_value(session), redact_value(messages)
+    if redact:  # before --width cuts anything; together, so a value one message reveals
+        # goes from the others and from the title too
+        both = redact_value({"session": session, "messages": messages})
+        session, messages = both["session"], both["messages"]
     if as_json:
         _json({"session": session, "compression_tip": tip, "messages": messages})
         return
@@ -304,7 +306,7 @@ def export_command(
     """A session as an OpenAI-format JSON transcript (verbatim unless --redact)."""
     with handle_errors(), open_store() as store:
         messages = store.export_session(resolve_id(store, session_id), chain=chain)
-        if redact:
+        if redact:  # the whole list at once: a value one message reveals goes from all
             messages = redact_value(messages)
         text = dump_transcript(messages) + "\n"
         if output is None:

@@ -28,6 +28,7 @@ from ..safety.redact import redact
 from ..storage.fts_query import SearchPlan, build_search, clean_query, run_search
 from ..storage.schema import fts_support
 from ..storage.search_text import Snippet, hit_snippets
+from ..storage.session_secrets import session_secrets
 from .common import err_console, fail, handle_errors
 from .sessions import JsonOption, console, open_store, sessions_app
 
@@ -130,10 +131,13 @@ def search_command(
         with store.connection_for_reads() as con:
             hits = run_search(con, plan)
             snippets = hit_snippets(con, hits, query)
+            # collected (and cached) for the snippets: the titles use the same values
+            secrets = session_secrets(con, (str(h["session_id"]) for h in hits))
     for hit, snippet in zip(hits, snippets, strict=True):
         hit["snippet"] = snippet.marked()
         if hit.get("session_title"):
-            hit["session_title"] = redact(str(hit["session_title"]))
+            known = secrets.get(str(hit["session_id"]), frozenset())
+            hit["session_title"] = redact(str(hit["session_title"]), known)
     if as_json:
         sys.stdout.write(json.dumps(hits, indent=2, ensure_ascii=False, default=str) + "\n")
         return

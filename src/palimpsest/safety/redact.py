@@ -25,11 +25,14 @@ Measured against detect-secrets in docs/benchmarks.md ("Secret redaction").
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .redact_blocks import on_escaped_lines, redact_blocks
+from .redact_decode import redact_encoded
 from .redact_patterns import TOKEN_PATTERNS, TokenPattern
+from .redact_reuse import carried_values, mask_values, redact_continuations, removed_value
 from .redact_values import (
     ASSIGNMENT,
     CLI_FLAG,
@@ -48,7 +51,16 @@ from .redact_values import (
     weak_replacement,
 )
 
-__all__ = ["REDACTED", "contains_secret", "is_secret_key", "redact", "redact_value"]
+__all__ = [
+    "REDACTED",
+    "contains_secret",
+    "is_secret_key",
+    "recognise",
+    "redact",
+    "redact_together",
+    "redact_value",
+    "value_secrets",
+]
 
 
 _MAX_ROUNDS = 4  # redaction converges in 1-2 rounds; the cap bounds pathological inputs
@@ -79,6 +91,12 @@ _QUERY_PARAM = re.compile(
     r"signature|secret|client_secret|password|passwd|auth|x-amz-signature|"
     r"x-amz-security-token)=)(?!\[REDACTED\])[^&\s#\"'<>\\]+",
     re.IGNORECASE,
+)
+
+# An Azure SAS signature outside a URL's query (a --sas-token value, a connection
+# string's SharedAccessSignature=...): ``sig=`` + a URL-encoded base64 HMAC.
+_SAS_SIG = re.compile(
+    r"((?<![A-Za-z0-9_.-])sig=)(?!\[REDACTED\])[A-Za-z0-9%+/=]{20,}+", re.IGNORECASE
 )
 
 _AUTH_HEADER = re.compile(
@@ -112,15 +130,16 @@ class _Pass:
     lead: frozenset[str] = frozenset()
     lead_max: int = 0
 
-    def apply(self, text: str, lowered: str) -> str:
+    def apply(self, text: str, lowered: str, found: list[str]) -> str:
+        """``text`` with this pass's matches rewritten; each value removed goes to ``found``."""
         haystack = lowered if self.ignore_case else text
         if self.regex_scan:
             if not any(anchor in haystack for anchor in self.anchors):
                 return text
-            return self.pattern.sub(self.replacement, text)
+            return self.pattern.sub(self._recording(found), text)
         if self.ignore_case and len(lowered) != len(text):
             # Unicode case folding changed lengths, so offsets would not line up.
-            return self.pattern.sub(self.replacement, text)
+            return self.pattern.sub(self._recording(found), text)
         starts: set[int] = set()
         for anchor in self.anchors:
             index = haystack.find(anchor)
@@ -137,16 +156,24 @@ class _Pass:
             match = self.pattern.match(text, start)
             if match is None:
                 continue
-            replacement = self.replacement
             pieces.append(text[done:start])
-            pieces.append(
-                replacement(match) if callable(replacement) else match.expand(replacement)
-            )
+            pieces.append(self._rewrite(match, found))
             done = match.end()
         if not pieces:
             return text
         pieces.append(text[done:])
         return "".join(pieces)
+
+    def _rewrite(self, match: re.Match[str], found: list[str]) -> str:
+        replacement = self.replacement
+        new = replacement(match) if callable(replacement) else match.expand(replacement)
+        removed = removed_value(match.group(0), new)
+        if removed:
+            found.append(removed)
+        return new
+
+    def _recording(self, found: list[str]) -> Callable[[re.Match[str]], str]:
+        return lambda match: self._rewrite(match, found)
 
     def _run_start(self, text: str, index: int) -> int:
         start, floor = index, max(0, index - self.lead_max)
@@ -188,6 +215,7 @@ _PASSES: tuple[_Pass, ...] = (
     _Pass(("-u", "--user"), _USER_FLAG, rf"\1{REDACTED}", regex_scan=True),
     _Pass(("hooks.slack.com",), _SLACK_HOOK, rf"\1{REDACTED}", ignore_case=True),
     _Pass(("?", "&"), _QUERY_PARAM, rf"\1{REDACTED}", ignore_case=True, regex_scan=True),
+    _Pass(("sig=",), _SAS_SIG, rf"\1{REDACTED}", ignore_case=True),
     _Pass(("authorization",), _AUTH_HEADER, rf"\1{REDACTED}", ignore_case=True),
     _Pass(("bearer",), _BEARER, rf"\1{REDACTED}", ignore_case=True),
     _Pass(("--",), CLI_FLAG, quoted_replacement, regex_scan=True),
@@ -199,34 +227,82 @@ _PASSES: tuple[_Pass, ...] = (
 )
 
 
-def _round(text: str) -> str:
+def _round(text: str, found: list[str], first: bool) -> str:
+    """One pass of every rule; the first round also reads blocks and base64 runs (what
+    later rounds change, a redaction, makes no new block and no new run)."""
     lowered = text.lower()
     for step in _PASSES:
-        changed = step.apply(text, lowered)
+        changed = step.apply(text, lowered, found)
         if changed is not text:
             text = changed
             lowered = text.lower()
-    return text
-
-
-def redact(text: str) -> str:
-    """Return ``text`` with every recognised secret value replaced by ``[REDACTED]``.
-
-    Non-string input is returned unchanged, so callers can pass message content blindly.
-    """
-    if not isinstance(text, str) or not text:
+    if not first:
         return text
-    for _ in range(_MAX_ROUNDS):
-        redacted = _round(text)
+    blocked = redact_blocks(text, found)
+    return redact_encoded(blocked, _rules_only, found)
+
+
+def _rules_only(text: str) -> str:
+    """One round of the rules without decoding (what a decoded base64 run is checked with)."""
+    scratch: list[str] = []
+    lowered = text.lower()
+    for step in _PASSES:
+        changed = step.apply(text, lowered, scratch)
+        if changed is not text:
+            text = changed
+            lowered = text.lower()
+    return redact_blocks(text, scratch)
+
+
+def _redact(text: str, known: frozenset[str], found: list[str]) -> tuple[str, frozenset[str]]:
+    """Rounds of the rules, wrapped-key tails, then every occurrence of a removed value.
+
+    ``known`` must already be carried values; returns the text and the values this text
+    revealed (also appended, raw, to ``found``).
+    """
+    start = len(found)
+    for index in range(_MAX_ROUNDS):
+        redacted = _round(text, found, index == 0)
         if redacted == text:
             break
         text = redacted
-    return text
+    text = on_escaped_lines(text, lambda lines: redact_continuations(lines, found))
+    revealed = frozenset(carried_values(found[start:])) if len(found) > start else frozenset()
+    carried = revealed | known if known else revealed
+    if carried:
+        text = mask_values(text, carried)[0]
+    return text, revealed
+
+
+def redact(text: str, known: Iterable[str] = ()) -> str:
+    """Return ``text`` with every recognised secret value replaced by ``[REDACTED]``.
+
+    Once a rule removes a value, every other occurrence of it in ``text`` goes too (see
+    :mod:`.redact_reuse`); ``known`` adds values recognised elsewhere (earlier messages of
+    the same session) to those. Non-string input is returned unchanged, so callers can pass
+    message content blindly.
+    """
+    if not isinstance(text, str) or not text:
+        return text
+    return _redact(text, _carried(known), [])[0]
+
+
+def recognise(text: str, known: Iterable[str] = ()) -> tuple[str, frozenset[str]]:
+    """:func:`redact`'s result and the values worth carrying into texts shown with it."""
+    if not isinstance(text, str) or not text:
+        return text, frozenset()
+    return _redact(text, _carried(known), [])
+
+
+def _carried(known: Iterable[str]) -> frozenset[str]:
+    if not known:
+        return frozenset()
+    return frozenset(carried_values(known))
 
 
 def contains_secret(text: str) -> bool:
     """True when :func:`redact` would change ``text``."""
-    return isinstance(text, str) and bool(text) and _round(text) != text
+    return isinstance(text, str) and bool(text) and redact(text) != text
 
 
 def is_secret_key(name: str) -> bool:
@@ -234,31 +310,81 @@ def is_secret_key(name: str) -> bool:
     return any(m.end() == len(name) for m in SECRET_KEY_NAME.finditer(name))
 
 
-def redact_value(value: Any) -> Any:
+def redact_together(texts: Iterable[str], known: Iterable[str] = ()) -> list[str]:
+    """Redact texts shown together (one session's messages) as if they were one text.
+
+    A value any rule recognises in one of them is removed from all of them, earlier ones
+    included, as are the ``known`` values. Each text is scanned once; carrying the values
+    back to the texts before it costs one substring search per text.
+    """
+    carried = _carried(known)
+    out: list[str] = []
+    for text in texts:
+        redacted, found = recognise(text, carried)
+        carried |= found
+        out.append(redacted)
+    return [mask_values(text, carried)[0] if carried else text for text in out]
+
+
+def redact_value(value: Any, known: Iterable[str] = ()) -> Any:
     """Redact every string inside ``value`` (dicts, lists, tuples); return a new object.
 
     A string or number stored under a secret-named key (``{"password": "hunter2"}``) is
-    replaced whole, because the value alone would not look like a secret. The input is
-    never mutated; objects of other types are returned as they are.
+    replaced whole, because the value alone would not look like a secret; every other
+    occurrence, anywhere in ``value``, of a value removed by a rule or by its key (and of
+    ``known``) goes too. The input is never mutated; objects of other types are returned
+    as they are.
     """
+    found: list[str] = []
+    known = _carried(known)
+    first = _redact_value(value, found, known)
+    carried = frozenset(carried_values(found)) | known
+    return _mask_value(first, carried) if carried else first
+
+
+def value_secrets(value: Any) -> frozenset[str]:
+    """The values worth carrying that the rules (or secret-named keys) find inside ``value``."""
+    found: list[str] = []
+    _redact_value(value, found, frozenset())
+    return frozenset(carried_values(found))
+
+
+def _under_secret_key(key: Any, item: Any) -> bool:
+    return (
+        isinstance(key, str)
+        and isinstance(item, (str, int, float))
+        and not isinstance(item, bool)
+        and item != ""
+        and is_secret_key(key)
+    )
+
+
+def _redact_value(value: Any, found: list[str], known: frozenset[str]) -> Any:
     if isinstance(value, str):
-        return redact(value)
+        return _redact(value, known, found)[0] if value else value
     if isinstance(value, Mapping):
         out: dict[Any, Any] = {}
         for key, item in value.items():
-            if (
-                isinstance(key, str)
-                and isinstance(item, (str, int, float))
-                and not isinstance(item, bool)
-                and item != ""
-                and is_secret_key(key)
-            ):
+            if _under_secret_key(key, item):
+                found.append(str(item))
                 out[key] = REDACTED
             else:
-                out[key] = redact_value(item)
+                out[key] = _redact_value(item, found, known)
         return out
     if isinstance(value, list):
-        return [redact_value(item) for item in value]
+        return [_redact_value(item, found, known) for item in value]
     if isinstance(value, tuple):
-        return tuple(redact_value(item) for item in value)
+        return tuple(_redact_value(item, found, known) for item in value)
+    return value
+
+
+def _mask_value(value: Any, carried: frozenset[str]) -> Any:
+    if isinstance(value, str):
+        return mask_values(value, carried)[0]
+    if isinstance(value, Mapping):
+        return {key: _mask_value(item, carried) for key, item in value.items()}
+    if isinstance(value, list):
+        return [_mask_value(item, carried) for item in value]
+    if isinstance(value, tuple):
+        return tuple(_mask_value(item, carried) for item in value)
     return value

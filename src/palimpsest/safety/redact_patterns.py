@@ -38,6 +38,7 @@ class TokenPattern:
 
 
 _B64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
+_UPPER_DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
 
 
 def _discord_user_id(match: re.Match[str]) -> bool:
@@ -169,5 +170,42 @@ TOKEN_PATTERNS: tuple[TokenPattern, ...] = (
         check=_discord_user_id,
         lead=_B64URL,
         lead_max=28,
+    ),
+    # PyPI API token: ``pypi-`` + a base64url macaroon whose serialisation starts "Ag"
+    # (``AgEIcHlwaS5vcmc`` names pypi.org, ``AgENdGVzdC5weXBp`` test.pypi.org); ~180 chars
+    # (docs.pypi.org/project/api-tokens).
+    TokenPattern(
+        "pypi",
+        ("pypi-Ag",),
+        re.compile(r"(?<![A-Za-z0-9_-])pypi-Ag[A-Za-z0-9_-]{40,}+"),
+    ),
+    # Shopify: admin API access (shpat_), custom app (shpca_), private app (shppa_) tokens
+    # and app shared secrets (shpss_), each + 32 hex (shopify.dev, access tokens).
+    TokenPattern(
+        "shopify",
+        ("shpat_", "shpca_", "shppa_", "shpss_"),
+        re.compile(r"(?<![A-Za-z0-9])shp(?:at|ca|pa|ss)_[a-fA-F0-9]{32}(?![A-Za-z0-9])"),
+    ),
+    # Doppler: personal (dp.pt.), CLI (dp.ct.), service (dp.st.[config.]), service account
+    # (dp.sa.), SCIM (dp.scim.) and audit (dp.audit.) tokens, 40-44 base62 characters
+    # after the prefix (docs.doppler.com/reference/auth-token-formats).
+    TokenPattern(
+        "doppler",
+        ("dp.",),
+        re.compile(
+            r"(?<![A-Za-z0-9_.-])dp\.(?:pt|ct|st|sa|scim|audit)\.(?:[a-z0-9_-]{2,35}\.)?"
+            r"[A-Za-z0-9]{40,44}(?![A-Za-z0-9])"
+        ),
+    ),
+    # A Slack incoming-webhook path without its host (``/services/T…/B…/<secret>``): the
+    # workspace id, the channel hook id, 24 base62 (api.slack.com/messaging/webhooks).
+    TokenPattern(
+        "slack-webhook-path",
+        ("/B",),
+        re.compile(
+            r"(?<![A-Za-z0-9])T[A-Z0-9]{8,12}/B[A-Z0-9]{8,12}/[A-Za-z0-9]{20,32}(?![A-Za-z0-9])"
+        ),
+        lead=_UPPER_DIGITS,
+        lead_max=13,
     ),
 )

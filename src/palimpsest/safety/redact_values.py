@@ -32,6 +32,7 @@ __all__ = [
     "ASSIGNMENT",
     "CLI_FLAG",
     "KEY_ANCHORS",
+    "KEY_WORDS",
     "MYSQL_PASSWORD",
     "PROSE",
     "PROSE_ANCHORS",
@@ -61,6 +62,7 @@ _KEY_WORDS = (
     # PWD=/path is the shell's working directory, not a password.
     r"pwd(?![ \t]*[=:][ \t]*[\"']?[/~.$])|token|secret"
 )
+KEY_WORDS = _KEY_WORDS
 _KEY_END = r"(?![A-Za-z0-9_])"
 SECRET_KEY_NAME = re.compile(rf"(?:{_KEY_WORDS}){_KEY_END}", re.IGNORECASE)
 # Every alternative of _KEY_WORDS starts with one of these.
@@ -85,26 +87,39 @@ KEY_ANCHORS = (
 _NOT_A_VALUE = (
     r"(?!\[REDACTED\])"
     r"(?![$%{<*])"
+    # a YAML block indicator (key: |, key: >-): the value is on the lines below
+    r"(?![|>][+-]?[1-9]?[+-]?[ \t]*(?:#|\r?\n|\\n|$))"
     r"(?!(?:none|null|nil|true|false|undefined|await|new|function|lambda|yield|async|not|"
     r"str|int|bool|string|bytes|optional|any|self|this)(?![A-Za-z0-9_]))"
-    r"(?![A-Za-z_][A-Za-z0-9_]*+(?:\.|\(|\[|[ \t]*[,)]))"
+    # a call, an index, or an attribute chain of short names
+    # (settings.SECRET_KEY); a dotted run with a long or numeric part (dp.st.prd.<44
+    # random>, v2.<random>.<hex>) is a value, not code
+    r"(?![A-Za-z_][A-Za-z0-9_]*+(?:\(|\[|"
+    r"(?:\.[A-Za-z_][A-Za-z0-9_]{0,30}+)++(?![A-Za-z0-9_.+/=-])))"
 )
 _QUOTED = r"(?:\\?\"(?:[^\"\\\n]|\\[^\"\n])*+\\?\"|'(?:[^'\\\n]|\\[^'\n])*+')"
 _BARE = r"[^\s'\"\\`,;(){}\[\]<>&=]++=*+"
 _SEPARATOR = r"[ \t]*(?:=>|:=|=(?!=)|:)[ \t]*"
+# A chain of names before the value (password=AccountKey=X, token: password: X,
+# secret=api_key=X): the value is what follows the last name, and only it goes. A chained
+# name is followed by "=" or by ":" and a space, so user:pass and https:// are not chains.
+# The separator is attached to the chained name and a value follows it at once, so
+# ``password=YWJjZA=`` (a value with base64 padding) is not a chain.
+_CHAIN = r"(?:[A-Za-z_][A-Za-z0-9_.-]{0,40}+(?:=(?=[^\s=>])|:[ \t]+(?=\S))){0,3}+"
 
 ASSIGNMENT = re.compile(
     rf"((?:{_KEY_WORDS}){_KEY_END}\\?[\"']?"
     # optional type annotation before "=" (token: str = "...")
     rf"(?:[ \t]*:[ \t]*[A-Za-z_][A-Za-z0-9_.\[\] |]{{0,40}}?(?=[ \t]*=))?"
-    rf"{_SEPARATOR})"
+    rf"{_SEPARATOR}{_CHAIN})"
     rf"(?:(?!\\?[\"']\[REDACTED\])({_QUOTED})|{_NOT_A_VALUE}({_BARE}))",
     re.IGNORECASE,
 )
 # --password x / --db-token=x ; a following flag (--password --user) is not a value.
 CLI_FLAG = re.compile(
     # (?<!-) and the letter after "--" make a run of dashes fail at once, position by position
-    rf"((?<!-)--(?=[A-Za-z])[A-Za-z0-9_-]{{0,40}}?(?:{_KEY_WORDS})(?![A-Za-z0-9_-])(?:=|[ \t]+))"
+    rf"((?<!-)--(?=[A-Za-z])[A-Za-z0-9_-]{{0,40}}?(?:{_KEY_WORDS})(?![A-Za-z0-9_-])(?:=|[ \t]+)"
+    rf"{_CHAIN})"
     rf"(?:(?!\\?[\"']\[REDACTED\])({_QUOTED})|(?!-){_NOT_A_VALUE}({_BARE}))",
     re.IGNORECASE,
 )
@@ -119,7 +134,7 @@ _WEAK_NAME = (
 )
 WEAK_ANCHORS = ("key", "pass", "pw", "auth", "cred")
 WEAK_ASSIGNMENT = re.compile(
-    rf"({_WEAK_NAME}{_KEY_END}\\?[\"']?{_SEPARATOR})"
+    rf"({_WEAK_NAME}{_KEY_END}\\?[\"']?{_SEPARATOR}{_CHAIN})"
     rf"(?:(?!\\?[\"']\[REDACTED\])({_QUOTED})|{_NOT_A_VALUE}({_BARE}))"
 )
 
@@ -220,7 +235,7 @@ def announces_placeholder(value: str) -> bool:
 
 
 _ANNOUNCED_PLACEHOLDER = re.compile(
-    r"^(?:<[^<>]*>|\$\{[^}]*\}|\$[A-Za-z_]\w*|\{\{.*\}\}|%\(\w+\)s)$"
+    r"^(?:<[^<>]*>|\$\{[^}]*\}|\$[A-Za-z_]\w*|\{\{.*\}\}|%\(\w+\)s|\$\(.*\)|`.*`|(?i:x{3,}|redacted))$"
     r"|x{4,}|X{4,}|\.\.\.|…|(?i:your[_-]|placeholder|replace[_-]?me)",
 )
 
@@ -229,7 +244,7 @@ def quoted_replacement(match: re.Match[str]) -> str:
     """Keep the name and the quotes, drop the value (group 2 quoted, group 3 bare)."""
     quoted, bare = match.group(2), match.group(3)
     if quoted is None:
-        if announces_placeholder(bare):
+        if announces_placeholder(bare) or _is_argument(match):
             return match.group(0)
         return f"{match.group(1)}{REDACTED}"
     opening = quoted[:2] if quoted.startswith("\\") else quoted[0]
@@ -239,6 +254,27 @@ def quoted_replacement(match: re.Match[str]) -> str:
     if announces_placeholder(quoted[len(opening) : -len(closing)]):
         return match.group(0)
     return f"{match.group(1)}{opening}{REDACTED}{closing}"
+
+
+_IDENTIFIER = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_LETTER_DIGIT = re.compile(r"(?<=[A-Za-z])(?=[0-9])|(?<=[0-9])(?=[A-Za-z])")
+
+
+def _is_argument(match: re.Match[str]) -> bool:
+    """``f(password=pw, token=tok)``: a name passed on, unless the "name" looks random.
+
+    A bare identifier followed by ``,`` or ``)`` is a keyword argument in code; one that
+    looks like a credential (``password=Kq7vN2pLx9Rw, then …``) is a value in prose.
+    """
+    bare = match.group(3)
+    if not _IDENTIFIER.fullmatch(bare):
+        return False
+    following = match.string[match.end() : match.end() + 40].lstrip(" \t")
+    if following[:1] not in (",", ")"):
+        return False
+    # random text switches between letters and digits; names rarely do (password1, v2)
+    switches = len(_LETTER_DIGIT.findall(bare))
+    return switches < 2 or not looks_secret(bare)
 
 
 def assignment_replacement(match: re.Match[str]) -> str:

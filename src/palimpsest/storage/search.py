@@ -8,7 +8,8 @@ window *with respect to the query* (spec SS-44..SS-67). The model sees at most
 ``concurrency`` windows at a time and all summaries share one deadline; a session whose
 summary fails or is late still comes back, as its raw match-centred preview. Every string
 returned (and every window sent to the model) passes through
-:func:`palimpsest.safety.redact.redact`. Results are JSON strings, as a tool returns.
+:func:`palimpsest.safety.redact.redact`, with the secret values the whole session revealed
+(:mod:`.session_secrets`). Results are JSON strings, as a tool returns.
 """
 
 from __future__ import annotations
@@ -33,6 +34,7 @@ from .search_text import (
     match_window,
     truncate_around_matches,
 )
+from .session_secrets import session_secrets
 
 if TYPE_CHECKING:
     from .sessions import SessionStore
@@ -170,6 +172,7 @@ class _Pick:
     window: str = ""
     preview: str = ""
     summary: str | None = None
+    known: frozenset[str] = frozenset()
 
 
 class SessionSearch:
@@ -297,12 +300,14 @@ class SessionSearch:
                 continue
             if row["id"] in own or root in own or root == own_root:
                 continue
+            with store.connection_for_reads() as con:
+                known = session_secrets(con, [row["id"]])[row["id"]]
             results.append(
                 {
                     "session_id": row["id"],
                     "lineage_root_id": root,
-                    "title": redact(row["title"]) if row.get("title") else None,
-                    "preview": redact(row.get("preview") or ""),
+                    "title": redact(row["title"], known) if row.get("title") else None,
+                    "preview": redact(row.get("preview") or "", known),
                     "when": format_when(row.get("last_active") or row.get("started_at")),
                     "source": row.get("source"),
                     "message_count": row.get("message_count"),
@@ -382,8 +387,13 @@ class SessionSearch:
                 "message": "No matching sessions found.",
             }
         chosen = list(picks.values())
+        with store.connection_for_reads() as con:
+            secrets = session_secrets(con, [pick.session["id"] for pick in chosen])
         for pick in chosen:
-            text = redact(format_conversation(store.get_messages(pick.session["id"])))
+            # every value the session revealed goes from all of it (storage.session_secrets)
+            pick.known = secrets[pick.session["id"]]
+            messages = store.get_messages(pick.session["id"])
+            text = redact(format_conversation(messages, pick.known), pick.known)
             pick.window = truncate_around_matches(text, query, self.window_chars)
             start, end = match_window(text, query, self.preview_chars)
             if start > 0:  # begin at a word, not mid-word (the match is 25% further in)
@@ -408,7 +418,7 @@ class SessionSearch:
             "when": format_when(session.get("started_at")),
             "source": session.get("source"),
             "model": session.get("model"),
-            "title": redact(session["title"]) if session.get("title") else None,
+            "title": redact(session["title"], pick.known) if session.get("title") else None,
             "summary": pick.summary,
         }
         if pick.summary is None:
@@ -464,7 +474,7 @@ class SessionSearch:
                 )
                 text = (completion.content or "").strip()
                 if text:
-                    return redact(text)
+                    return redact(text, pick.known)
                 log.warning("session_search summary for %s was empty", pick.session["id"])
             except Exception as exc:
                 log.warning("session_search summary for %s failed: %s", pick.session["id"], exc)

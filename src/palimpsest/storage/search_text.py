@@ -18,9 +18,7 @@ text from the store so their snippets are cut in Python rather than by FTS5's
 from __future__ import annotations
 
 import bisect
-import contextlib
 import functools
-import json
 import re
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass
@@ -29,10 +27,11 @@ from typing import Any
 
 import apsw
 
-from ..messages import call_arguments, call_name, content_text, tool_calls_of
-from ..safety.redact import REDACTED, redact
+from ..messages import content_text, tool_calls_of
+from ..safety.redact import REDACTED, redact, redact_together
 from .fts_query import is_cjk
 from .fts_sanitize import OPERATORS, clean_query, query_terms
+from .session_secrets import hit_text, session_secrets
 
 __all__ = [
     "EARLIER_MARKER",
@@ -76,17 +75,19 @@ def _called_name(call: Any) -> str:
     return "?"
 
 
-def format_conversation(messages: Iterable[Mapping[str, Any]]) -> str:
+def format_conversation(messages: Iterable[Mapping[str, Any]], known: Iterable[str] = ()) -> str:
     """SS-60: one ``[ROLE]: text`` block per message, joined by blank lines.
 
     Long tool results keep their first and last 250 characters; an assistant turn that
-    called tools first lists the calls. Each message's text is redacted before that cut,
-    so a key straddling character 250 is not left half-visible.
+    called tools first lists the calls. The messages are redacted together (a value one of
+    them reveals goes from all; ``known`` adds values found elsewhere) before that cut, so
+    a key straddling character 250 is not left half-visible.
     """
+    messages = list(messages)
+    texts = redact_together((content_text(m.get("content")) for m in messages), known)
     blocks: list[str] = []
-    for message in messages:
+    for message, text in zip(messages, texts, strict=True):
         role = str(message.get("role") or "unknown")
-        text = redact(content_text(message.get("content")))
         tool_name = message.get("name") or message.get("tool_name")
         if role == "tool" and tool_name:
             if len(text) > TOOL_CONTENT_LIMIT:
@@ -172,9 +173,11 @@ def match_window(text: str, query: str, max_chars: int) -> tuple[int, int]:
     return best_start, best_start + max_chars
 
 
-def truncate_around_matches(full_text: str, query: str, max_chars: int = 100_000) -> str:
+def truncate_around_matches(
+    full_text: str, query: str, max_chars: int = 100_000, known: Iterable[str] = ()
+) -> str:
     """SS-61: ``full_text``, redacted, cut to ``max_chars`` around the matches, with markers."""
-    full_text = redact(full_text)
+    full_text = redact(full_text, known)
     if len(full_text) <= max_chars:
         return full_text
     start, end = match_window(full_text, query, max_chars)
@@ -183,13 +186,13 @@ def truncate_around_matches(full_text: str, query: str, max_chars: int = 100_000
     return prefix + full_text[start:end] + suffix
 
 
-def match_preview(text: str, query: str, max_chars: int) -> str:
+def match_preview(text: str, query: str, max_chars: int, known: Iterable[str] = ()) -> str:
     """SS-64/SS-65: ``text``, redacted, cut to ``max_chars`` around the matches, no markers.
 
     The window is :func:`match_window`'s; when it does not start at the beginning it is moved
     forward to the next word (within 40 characters), so the preview does not open mid-word.
     """
-    text = redact(text)
+    text = redact(text, known)
     start, end = match_window(text, query, max_chars)
     if start > 0:
         space = text.find(" ", start, start + 40)
@@ -357,14 +360,17 @@ def _snippet_window(text: str, spans: Sequence[tuple[int, int]], size: int) -> t
     return start, end
 
 
-def make_snippet(text: str, query: str, max_chars: int = SNIPPET_CHARS) -> Snippet:
+def make_snippet(
+    text: str, query: str, max_chars: int = SNIPPET_CHARS, known: Iterable[str] = ()
+) -> Snippet:
     """One line of ``text`` around its best matches: redacted, then cut, then marked.
 
-    Whitespace runs become single spaces. The excerpt holds at most ``max_chars`` of the
+    ``known`` are secret values found elsewhere in the same session (see
+    :mod:`.session_secrets`); they go wherever they show. Whitespace runs become single spaces. The excerpt holds at most ``max_chars`` of the
     text, chosen to hold the most matches (starting about a quarter before the first),
     moved to word boundaries where it can be, with ``...`` where it was cut.
     """
-    safe = " ".join(redact(text).split())
+    safe = " ".join(redact(text, known).split())
     spans = highlight_spans(safe, query)
     start, end = _snippet_window(safe, spans, max(1, int(max_chars)))
     head = ELLIPSIS if start > 0 else ""
@@ -374,30 +380,6 @@ def make_snippet(text: str, query: str, max_chars: int = SNIPPET_CHARS) -> Snipp
     )
     tail = ELLIPSIS if end < len(safe) else ""
     return Snippet(head + safe[start:end] + tail, kept)
-
-
-def hit_text(row: Mapping[str, Any]) -> str:
-    """The searchable text of a ``messages`` row, readable: content, tool name, calls.
-
-    The columns are the ones the word index holds (SS-07). List content is shown as its
-    text; each tool call as ``name arguments`` with the arguments' JSON decoded once, so
-    escaped quotes do not hide ``"password": "..."`` from redaction.
-    """
-    content = row.get("content")
-    if content is not None and row.get("content_json"):
-        with contextlib.suppress(ValueError):  # not JSON after all: show it as stored
-            content = content_text(json.loads(str(content)))
-    parts = [str(content or ""), str(row.get("tool_name") or "")]
-    calls = row.get("tool_calls")
-    if calls:
-        try:
-            decoded = json.loads(str(calls))
-        except ValueError:
-            parts.append(str(calls))
-        else:
-            listed = decoded if isinstance(decoded, list) else [decoded]
-            parts += [f"{call_name(c)} {call_arguments(c)}" for c in listed]
-    return " ".join(p for p in parts if p)
 
 
 def hit_texts(connection: apsw.Connection, ids: Iterable[int]) -> dict[int, str]:
@@ -426,7 +408,15 @@ def hit_snippets(
     """A :func:`make_snippet` for each hit (by its ``id``), in order, from the raw rows.
 
     Use this instead of the ``snippet`` column FTS5 computes: that one is cut and marked
-    inside SQLite, on text nobody has redacted yet.
+    inside SQLite, on text nobody has redacted yet. Each snippet is redacted with every
+    secret value its session revealed (:func:`.session_secrets.session_secrets`, collected
+    once per session), so a value typed under a name in one message does not show bare in
+    another.
     """
     texts = hit_texts(connection, (h["id"] for h in hits))
-    return [make_snippet(texts.get(int(h["id"]), ""), query, max_chars) for h in hits]
+    sessions = [str(h.get("session_id") or "") for h in hits]
+    secrets = session_secrets(connection, (s for s in sessions if s))
+    return [
+        make_snippet(texts.get(int(h["id"]), ""), query, max_chars, secrets.get(sid, ()))
+        for h, sid in zip(hits, sessions, strict=True)
+    ]

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..messages.reading import Action as ReadAction
+from ..safety.redact import redact, redact_value
 from .shell import shell_effects, split_command
 
 __all__ = [
@@ -79,9 +80,13 @@ def clip(text: str, limit: int, marker: str = "…") -> str:
 
     The cut falls on a word boundary, so a clipped text never shows the first half of a
     token: a secret is either whole (and the final redaction pass replaces it) or absent.
+    Text of several lines is redacted before its lines are joined: a value on the line
+    after its name (``Password:`` + newline, a YAML block, a wrapped key) is recognisable
+    only while the line breaks are there.
     """
     window = limit * 4 + 64
-    flat = " ".join(text[:window].split())
+    head = text[:window]
+    flat = " ".join((redact(head) if "\n" in head else head).split())
     if len(text) > window:  # the window may end inside a token: drop that token
         flat = flat.rsplit(" ", 1)[0] if " " in flat else ""
         if len(flat) <= limit:
@@ -196,7 +201,10 @@ def classify_call(
     if low in _LIST:
         where = _first_str(args, _DIR_KEYS) or "."
         return Action("LIST", clip(where, 100), tool, f"LIST {where}")
-    shown = ", ".join(f"{k}={clip(str(v), 40)}" for k, v in list(args.items())[:2])
+    # Redacted before rendering: ``password=X,`` reads as code (a keyword argument) to the
+    # text rules, so the value is removed here, by its key, while it is still a mapping.
+    safe = redact_value(dict(list(args.items())[:2]))
+    shown = ", ".join(f"{k}={clip(str(v), 40)}" for k, v in safe.items())
     target = f"{tool}({shown})"
     return Action("CALL", target, tool, f"CALL {target}")
 

@@ -582,7 +582,283 @@ def kinds() -> list[dict[str, object]]:
                 "source": source,
             }
         )
+    for kind, group, secret, contexts, source in issue20_kinds():
+        out.append(
+            {
+                "kind": kind,
+                "group": group,
+                "secret": secret,
+                "contexts": [c.format(s=secret) for c in contexts],
+                "held_out": [held_out_index(kind)],
+                "source": source,
+            }
+        )
     return out
+
+
+# --- issue 20: shapes measured as leaking (values, chains, lines, blocks, new vendors) ---
+# A second generator, so the rows above keep their values when these are added.
+RNG20 = random.Random(20_261_127)
+PYPI = "https://docs.pypi.org/project/api-tokens/"
+SHOPIFY = "https://shopify.dev/docs/apps/build/authentication-authorization/access-tokens"
+DOPPLER = "https://docs.doppler.com/reference/auth-token-formats"
+YAML_BLOCK = "https://yaml.org/spec/1.2.2/#81-block-scalar-styles"
+
+
+def pick20(alphabet: str, n: int) -> str:
+    return "".join(RNG20.choice(alphabet) for _ in range(n))
+
+
+def password20(n: int, alphabet: str = PW) -> str:
+    while True:
+        value = RNG20.choice(string.ascii_letters) + pick20(alphabet, n - 1)
+        if any(c.isdigit() for c in value) and any(c.isupper() for c in value):
+            return value
+
+
+def b64_20(n: int) -> str:
+    return base64.b64encode(RNG20.randbytes(n)).decode()
+
+
+def pypi_token() -> str:
+    # "AgEIcHlwaS5vcmc" is the base64 macaroon header naming pypi.org; the rest is random.
+    return "pypi-AgEIcHlwaS5vcmc" + pick20(B64URL, 120)
+
+
+def wrapped(secret: str, at: int) -> str:
+    return secret[:at] + "\n" + secret[at:]
+
+
+def issue20_kinds() -> list[tuple[str, str, str, list[str], str]]:
+    """Contexts written after issue 20, in new words; none is a copy of the issue's lines."""
+    stripe_inside = "sk_live_" + pick20(B62, 24)
+    blob_env = f"PAYMENTS_MODE=live\nSTRIPE_SECRET_KEY={stripe_inside}\nRETRIES=3\n"
+    aws_inside = "AKIA" + pick20(UPPER_DIGITS, 16)
+    blob_json = json.dumps({"region": "eu-west-1", "access_key_id": aws_inside}) + "\n"
+    ghp = "ghp_" + pick20(B62, 36)
+    pem_body = b64_20(48)
+    rows: list[tuple[str, str, str, list[str], str]] = [
+        (
+            "repeat-prose",
+            "issue20",
+            password20(15),
+            [
+                "rotated the relay login: SMTP_PASSWORD={s} -- and yes, {s} also opens the web UI",
+                "vault printed db_pass = {s}\nthen psql accepted {s} on the first try",
+                '{{"admin_password": "{s}", "comment": "unchanged since March, still {s}"}}',
+            ],
+            "issue 20 (a value shown again after its redacted first occurrence)",
+        ),
+        (
+            "repeat-other-key",
+            "issue20",
+            pick20(B62, 28),
+            [
+                "auth:\n  secret: {s}\nlegacy:\n  fallback_value: {s}",
+                "SERVICE_TOKEN={s}\nBACKUP_COPY={s}",
+                "[creds]\npassphrase = {s}\n[mirror]\nvalue = {s}",
+            ],
+            "issue 20 (the same value under a second, harmless-looking name)",
+        ),
+        (
+            "chain-connection-key",
+            "issue20",
+            b64_20(32),
+            [
+                "conn_secret=AccountKey={s}",
+                "STORAGE_PASSWORD: SharedAccessKey={s}",
+                "blob_token=AccountKey={s};EndpointSuffix=core.windows.net",
+            ],
+            "https://learn.microsoft.com/en-us/azure/storage/common/storage-configure-connection-string",
+        ),
+        (
+            "chain-keyword-colon",
+            "issue20",
+            password20(16),
+            [
+                "deploy token: secret: {s}",
+                "vault entry -> password: {s}",
+                "  api_key: token: {s}",
+            ],
+            "issue 20 (a keyword followed by another keyword)",
+        ),
+        (
+            "chain-keyword-equals",
+            "issue20",
+            pick20(B62, 30),
+            [
+                "client_secret=apikey={s}",
+                "--token api_key={s}",
+                "PASSWORD=passwd={s}",
+            ],
+            "issue 20 (a keyword followed by another keyword)",
+        ),
+        (
+            "next-line-password",
+            "issue20",
+            password20(14),
+            [
+                "Enter the new password:\n{s}\nPassword updated.",
+                "here's the token for the build bot\ntoken:\n  {s}\n",
+                "Secret:\r\n{s}\r\n",
+            ],
+            "issue 20 (a value on the line after its keyword)",
+        ),
+        (
+            "yaml-block-secret",
+            "issue20",
+            b64_20(36),
+            [
+                "signing_key: |\n  {s}\nalgorithm: HS512",
+                "  client_secret: >-\n    {s}\n  client_id: web",
+                "database:\n  password: |-\n    {s}\n  host: db.internal",
+            ],
+            YAML_BLOCK,
+        ),
+        (
+            "pypi-token",
+            "issue20",
+            pypi_token(),
+            [
+                "poetry config pypi-token.pypi {s}",
+                "upload creds for the release job: {s}",
+                "[distutils]\nindex-servers = pypi\n# token {s}",
+            ],
+            PYPI,
+        ),
+        (
+            "shopify-admin",
+            "issue20",
+            "shpat_" + pick20(HEX, 32),
+            [
+                "curl -H 'X-Shopify-Access-Token: {s}' https://acme.myshopify.com/admin/api/2024-07/shop.json",
+                "const shop = createClient({{ storeDomain, adminToken: '{s}' }});",
+                "the sync job uses {s} against the dev store",
+            ],
+            SHOPIFY,
+        ),
+        (
+            "shopify-shared-secret",
+            "issue20",
+            "shpss_" + pick20(HEX, 32),
+            [
+                "app secret {s} (partners dashboard)",
+                'SHOPIFY_API_SECRET="{s}"',
+                "verify hmac with {s} before trusting the webhook",
+            ],
+            SHOPIFY,
+        ),
+        (
+            "doppler-service",
+            "issue20",
+            "dp.st.prd." + pick20(B62, 44),
+            [
+                "DOPPLER_TOKEN={s}",
+                "doppler run --token {s} -- ./start.sh",
+                "CI pulls config with {s} every deploy",
+            ],
+            DOPPLER,
+        ),
+        (
+            "doppler-personal",
+            "issue20",
+            "dp.pt." + pick20(B62, 43),
+            [
+                "my doppler login is {s}",
+                "export DOPPLER_PERSONAL_TOKEN={s}",
+                "doppler:\n  cli_token: {s}",
+            ],
+            DOPPLER,
+        ),
+        (
+            "suffix-name-dotted",
+            "issue20",
+            "v2." + pick20(B62, 20) + "." + pick20(HEX, 24),
+            [
+                "WEBHOOK_SIGNING_SECRET={s}",
+                "export RELEASE_BOT_TOKEN={s}",
+                "  ANALYTICS_INGEST_KEY: {s}",
+            ],
+            DOTENV,
+        ),
+        (
+            "slack-webhook-path",
+            "issue20",
+            f"T{pick20(UPPER_DIGITS, 10)}/B{pick20(UPPER_DIGITS, 10)}/{pick20(B62, 24)}",
+            [
+                "alerts go to /services/{s}",
+                "webhook_path: services/{s}",
+                "Slack incoming hook (services/{s}) posts to #deploys",
+            ],
+            "https://api.slack.com/messaging/webhooks",
+        ),
+        (
+            "azure-sas-sig",
+            "issue20",
+            b64_20(32).replace("+", "%2B").replace("/", "%2F").replace("=", "%3D"),
+            [
+                "sig={s}&se=2031-04-01T00:00:00Z&sp=racwdl",
+                'az storage blob list --sas-token "sv=2023-01-03&ss=b&srt=co&sp=rl&sig={s}"',
+                "SharedAccessSignature=sv=2022-11-02&sr=c&sig={s}",
+            ],
+            "https://learn.microsoft.com/en-us/rest/api/storageservices/create-service-sas",
+        ),
+        (
+            "base64-env-file",
+            "issue20",
+            base64.b64encode(blob_env.encode()).decode(),
+            [
+                "echo {s} | base64 -d > .env",
+                'kubectl patch secret app -p \'{{"data":{{"dotenv":"{s}"}}}}\'',
+                "the blob {s} is last week's config",
+            ],
+            "https://kubernetes.io/docs/concepts/configuration/secret/",
+        ),
+        (
+            "base64-json-creds",
+            "issue20",
+            base64.b64encode(blob_json.encode()).decode(),
+            [
+                "CONFIG_B64={s}",
+                "decode this and check the region: {s}",
+                '{{"payload": "{s}"}}',
+            ],
+            "https://kubernetes.io/docs/concepts/configuration/secret/",
+        ),
+        (
+            "wrapped-token",
+            "issue20",
+            ghp,
+            [
+                "GH_TOKEN=" + wrapped(ghp, 22),
+                "clone with token " + wrapped(ghp, 30) + "\nthen push",
+                "Authorization: token " + wrapped(ghp, 15),
+            ],
+            GITHUB,
+        ),
+        (
+            "wrapped-pem",
+            "issue20",
+            pem_body,
+            [
+                "-----BEGIN EC PRIVATE KEY-----\n"
+                + wrapped(pem_body, 40)
+                + "\n-----END EC PRIVATE KEY-----",
+                'tls_key: "-----BEGIN PRIVATE KEY-----\\n'
+                + pem_body
+                + '\\n-----END PRIVATE KEY-----"',
+                "key material (truncated):\n-----BEGIN RSA PRIVATE KEY-----\n"
+                + wrapped(pem_body, 33),
+            ],
+            RFC7468,
+        ),
+    ]
+    return rows
+
+
+def held_out_index(kind: str) -> int:
+    """The one context of three (a third of the corpus) kept out of rule tuning."""
+    return random.Random(f"held-out:{kind}").randrange(3)
 
 
 def main() -> None:
