@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -99,6 +101,28 @@ def test_import_then_export_round_trips(isolated_home: Path, tmp_path: Path) -> 
     assert json.loads(target.read_text()) == load_transcript(TRANSCRIPT)
     code, out, _ = invoke("export", sid)
     assert json.loads(out) == load_transcript(TRANSCRIPT)
+
+
+def test_export_output_targets(chain: Path, tmp_path: Path) -> None:
+    """Issue 20: `export -o` writes through a symlink, keeps a file's mode, and refuses a
+    directory, a FIFO or a device with one line before reading the store."""
+    real = tmp_path / "real.json"
+    real.write_text("old")
+    real.chmod(0o640)
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    code, _, err = invoke("export", "20260101_100000_bbbbbb", "-o", str(link))
+    assert code == 0, err
+    assert link.is_symlink() and json.loads(real.read_text())[0]["content"] == "[summary]"
+    assert real.stat().st_mode & 0o777 == 0o640
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for target, problem in ((tmp_path, "is a directory"), (fifo, "FIFO"), ("/dev/null", "device")):
+        # An unknown id: the refusal naming the target comes before the store is read.
+        code, _, err = invoke("export", "no-such-id", "-o", str(target))
+        assert code == 2 and problem in err and str(target) in err, err
+        assert len(err.strip().splitlines()) == 1
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and stat.S_ISCHR(os.stat("/dev/null").st_mode)
 
 
 def test_export_chain_gives_the_original_history(chain: Path) -> None:

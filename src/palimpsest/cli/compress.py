@@ -24,7 +24,7 @@ from rich.table import Table
 from ..compaction.compressor import CompressionStats, ContextCompressor
 from ..compaction.feedback import summarize_manual_compression
 from ..config import load_settings
-from ..files import replace_file
+from ..files import output_target, replace_file
 from ..messages import dump_transcript, load_transcript, validate_transcript
 from ..messages.formats import DEFAULT_MAX_INPUT_BYTES
 from ..summarizers.configured import summarizer_from_settings
@@ -251,6 +251,10 @@ def _compress(
     base_url: str | None,
 ) -> bool:
     with handle_errors():
+        # Refuse a directory, device, FIFO or unwritable output before reading anything.
+        for target in (output, report_path):
+            if target is not None:
+                output_target(target)
         settings = load_settings(config)
         limit_mb = max_input_mb or settings.compression.max_input_mb
         max_bytes = int(limit_mb * 1_048_576) if limit_mb else DEFAULT_MAX_INPUT_BYTES

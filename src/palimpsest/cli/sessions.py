@@ -26,6 +26,7 @@ from rich.text import Text
 
 from ..config import Settings, load_settings
 from ..errors import DuplicateTranscriptError
+from ..files import output_target, replace_file
 from ..messages import dump_transcript, render_content
 from ..safety.redact import redact_value
 from ..storage.session_admin import resolve_prefix
@@ -282,6 +283,9 @@ def export_command(
     redact: RedactOption = False,
 ) -> None:
     """A session as an OpenAI-format JSON transcript (verbatim unless --redact)."""
+    with handle_errors():
+        if output is not None:
+            output_target(output)  # a directory, device or FIFO is refused before the store opens
     with handle_errors(), open_store() as store:
         messages = store.export_session(resolve_id(store, session_id), chain=chain)
         if redact:
@@ -290,7 +294,7 @@ def export_command(
         if output is None:
             sys.stdout.write(text)
         else:
-            output.write_text(text, encoding="utf-8")
+            replace_file(output, text, temp_prefix=f".{output.name}.")
             err_console.print(f"wrote {len(messages)} messages to {output}")
 
 
