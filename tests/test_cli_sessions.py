@@ -140,6 +140,32 @@ def test_import_of_a_bad_file_is_a_user_error(isolated_home: Path, tmp_path: Pat
     assert code == 2 and "missing.json" in err
 
 
+def test_import_refuses_what_compress_refuses(isolated_home: Path, tmp_path: Path) -> None:
+    """Issue 20: an int role was a traceback; a content object and string tool_calls were
+    stored and exported back. Now one line naming the message, exit 2, nothing stored."""
+    cases = {
+        "int-role.json": ([{"role": "user", "content": "a"}, {"role": 5, "content": "b"}], 1),
+        "object.json": ([{"role": "user", "content": {"a": 1}}], 0),
+        "calls.json": ([{"role": "assistant", "content": "x", "tool_calls": "ls"}], 0),
+    }
+    for name, (batch, index) in cases.items():
+        path = tmp_path / name
+        path.write_text(json.dumps(batch))
+        code, out, err = invoke("import", str(path))
+        assert code == 2 and out == "", err
+        assert f"{path}: message {index}: " in err and len(err.strip().splitlines()) == 1
+        assert "Traceback" not in err
+    code, out, _ = invoke("list", "--json")
+    assert json.loads(out) == []
+    # --lenient repairs the content object (as compress's repair does) but not an int role.
+    code, out, err = invoke("import", "--lenient", str(tmp_path / "object.json"))
+    assert code == 0, err
+    code, exported, _ = invoke("export", out.strip())
+    assert json.loads(exported) == [{"role": "user", "content": '{"a": 1}'}]
+    code, _, err = invoke("import", "--lenient", str(tmp_path / "int-role.json"))
+    assert code == 2 and "message 1: 'role' must be a string, got int" in err
+
+
 def test_path_and_verify(chain: Path) -> None:
     code, out, _ = invoke("path")
     assert (code, out.strip()) == (0, str(chain))

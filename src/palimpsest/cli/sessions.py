@@ -239,23 +239,35 @@ def import_command(
         bool,
         typer.Option("--again", help="Store another copy of a transcript imported before."),
     ] = False,
+    lenient: Annotated[
+        bool,
+        typer.Option(
+            "--lenient",
+            help="Repair what compress repairs (content objects, missing call ids, orphan "
+            "results) instead of refusing the transcript.",
+        ),
+    ] = False,
     as_json: JsonOption = False,
 ) -> None:
     """Store a transcript as a new, searchable session and print its id.
 
-    The same content imported twice is reported with the session that holds it
-    (exit 3) unless --again.
+    A transcript compress would refuse is refused (one line naming the message, exit 2)
+    unless --lenient repairs it. The same content imported twice is reported with the
+    session that holds it (exit 3) unless --again.
     """
+    options: dict[str, Any] = {
+        "format": format.value,
+        "source": source,
+        "title": title,
+        "again": again,
+        "lenient": lenient,
+    }
     with handle_errors(), open_store() as store:
         try:
             if file == "-":
-                sid = import_stream(
-                    store, sys.stdin, format=format.value, source=source, title=title, again=again
-                )
+                sid = import_stream(store, sys.stdin, **options)
             else:
-                sid = store.import_transcript(
-                    Path(file), format=format.value, source=source, title=title, again=again
-                )
+                sid = store.import_transcript(Path(file), **options)
         except DuplicateTranscriptError as exc:
             if as_json:
                 _json({"id": exc.existing_id, "imported": False, "sha256": exc.digest})
