@@ -14,10 +14,12 @@ from typing import Annotated, Any
 import typer
 from rich.console import Console
 from rich.table import Table
+from rich.text import Text
 
 from ..eval import DEFAULT_DEPTHS, CaseResult, aggregate, evaluate_transcript
 from ..messages import load_transcript
 from .common import TranscriptFormat, fail, handle_errors
+from .terminal_text import for_terminal
 
 __all__ = ["eval_app", "format_ratio"]
 
@@ -70,9 +72,11 @@ def _table(cases: list[CaseResult]) -> Table:
     for name in ("last fail kept", "unresolved fail kept", "identifiers", "tokens removed"):
         table.add_column(name)
     for case in cases:
-        label = f"{case.transcript}"
+        # Names and reasons come from the transcripts: shown as plain, escaped text.
+        label = Text(for_terminal(case.transcript, keep_lines=False))
         if not case.compacted:
-            table.add_row(label, f"{case.depth:g}", "—", f"not compacted: {case.reason}")
+            reason = Text(f"not compacted: {for_terminal(case.reason, keep_lines=False)}")
+            table.add_row(label, f"{case.depth:g}", "—", reason)
             table.add_section()
             continue
         facts = case.facts

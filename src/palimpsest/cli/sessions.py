@@ -34,6 +34,7 @@ from ..storage.sessions import SessionStore, default_db_path
 from ..storage.transfer import import_stream
 from ..usage import format_token_pair, format_token_total
 from .common import TranscriptFormat, err_console, handle_errors
+from .terminal_text import for_terminal, json_for_terminal
 
 __all__ = ["ALREADY_IMPORTED_EXIT", "open_store", "resolve_id", "sessions_app"]
 
@@ -101,7 +102,8 @@ def _cost(value: float | None) -> str:
 
 
 def _json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    sys.stdout.write(json_for_terminal(text) + "\n")  # bidi and C1 as \uXXXX: same data
 
 
 @sessions_app.command("list")
@@ -132,14 +134,15 @@ def list_command(
     for name in ("msgs", "tokens", "cost", "active"):
         table.add_column(name, no_wrap=True, justify="right" if name != "active" else "left")
     for row in found:
-        label = Text(row["title"] or "(untitled)", style="bold")
+        # Stored text is shown, never obeyed: control and bidi characters come out escaped.
+        label = Text(for_terminal(row["title"] or "(untitled)", keep_lines=False), style="bold")
         if row["chain_length"] > 1:
             label.append(f" · {row['chain_length']} sessions", style="cyan")
-        label.append(f" [{row['source']}]", style="dim")
+        label.append(f" [{for_terminal(row['source'], keep_lines=False)}]", style="dim")
         if row["preview"]:
-            label.append("\n" + row["preview"], style="dim")
+            label.append("\n" + for_terminal(row["preview"], keep_lines=False), style="dim")
         table.add_row(
-            row["id"],
+            for_terminal(row["id"], keep_lines=False),
             label,
             str(row["message_count"] or 0),
             format_token_total(
@@ -186,7 +189,7 @@ def show_command(
     info = Table(show_header=False, box=None)
     for key in ("id", "title", "source", "model", "parent_session_id", "end_reason"):
         if session.get(key) is not None:
-            info.add_row(key, str(session[key]))
+            info.add_row(key, for_terminal(session[key], keep_lines=False))
     info.add_row("started", _when(session["started_at"]))
     if session["ended_at"] is not None:
         info.add_row("ended", _when(session["ended_at"]))
@@ -200,7 +203,7 @@ def show_command(
     info.add_row("tokens", tokens)
     info.add_row("cost", ("≥ " if unreported and cost else "") + (_cost(cost) or "unknown"))
     if tip != sid:
-        info.add_row("continued in", tip)
+        info.add_row("continued in", for_terminal(tip, keep_lines=False))
     console.print(info)
     table = Table("#", "role", "content")
     for index, message in enumerate(messages):
@@ -211,7 +214,8 @@ def show_command(
         if message.get("_compressed_summary"):
             text = f"[context compacted] {text}"
         cut = text[:width] + ("..." if len(text) > width else "")
-        table.add_row(str(index), str(message.get("role")), cut)
+        role = for_terminal(message.get("role"), keep_lines=False)
+        table.add_row(str(index), role, for_terminal(cut, keep_lines=False))
     console.print(table)
 
 
@@ -220,7 +224,7 @@ def tip_command(session_id: IdArgument) -> None:
     """The latest compression continuation of a session (the id to resume)."""
     with handle_errors(), open_store() as store:
         tip = store.get_compression_tip(resolve_id(store, session_id))
-    typer.echo(tip)
+    typer.echo(for_terminal(tip, keep_lines=False))
 
 
 @sessions_app.command("import")
@@ -304,7 +308,7 @@ def export_command(
             messages = redact_value(messages)
         text = dump_transcript(messages) + "\n"
         if output is None:
-            sys.stdout.write(text)
+            sys.stdout.write(json_for_terminal(text))  # the same JSON, safe on a terminal
         else:
             replace_file(output, text, temp_prefix=f".{output.name}.")
             err_console.print(f"wrote {len(messages)} messages to {output}")
