@@ -22,7 +22,7 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import fields
 from pathlib import Path
 from types import TracebackType
@@ -115,13 +115,19 @@ class _AtomicFile:
         os.close(fd)
         self.done = False
 
-    def _publish(self) -> None:
+    @contextlib.contextmanager
+    def _naming_target(self) -> Iterator[None]:
+        """A write error names the output, not the temporary file (or nothing)."""
         try:
+            yield
+        except OSError as exc:
+            raise naming_target(exc, self.given) from exc
+
+    def _publish(self) -> None:
+        with self._naming_target():
             with open(self.temp, "rb+") as handle:
                 os.fsync(handle.fileno())
             publish_temp(self.temp, self.target)
-        except OSError as exc:
-            raise naming_target(exc, self.given) from exc
         self.done = True
 
     def _discard(self) -> None:
@@ -150,14 +156,17 @@ class AtomicJsonlWriter(_AtomicFile):
         self.handle: IO[bytes] = open(self.temp, "wb")  # noqa: SIM115 - closed in commit/abort
 
     def write(self, data: bytes) -> None:
-        self.handle.write(data)
+        with self._naming_target():
+            self.handle.write(data)
 
     def commit(self) -> None:
-        self.handle.close()
+        with self._naming_target():
+            self.handle.close()
         self._publish()
 
     def abort(self) -> None:
-        self.handle.close()
+        with contextlib.suppress(OSError):  # a flush that fails again; the file closes anyway
+            self.handle.close()
         self._discard()
 
 
@@ -172,10 +181,12 @@ class AtomicParquetWriter(_AtomicFile):
 
     def write(self, table: Any) -> None:
         if table.num_rows:
-            self.writer.write_table(table, row_group_size=max(table.num_rows, 1))
+            with self._naming_target():
+                self.writer.write_table(table, row_group_size=max(table.num_rows, 1))
 
     def commit(self) -> None:
-        self.writer.close()
+        with self._naming_target():
+            self.writer.close()
         self._publish()
 
     def abort(self) -> None:
