@@ -204,6 +204,14 @@ def test_standard_stream_paths_are_refused(path: str) -> None:
         output_target(path)
 
 
+def test_a_symlink_to_a_standard_stream_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "out").symlink_to("/dev/stdout")
+    (tmp_path / "out2").symlink_to(tmp_path / "out")
+    for name in ("out", "out2"):
+        with pytest.raises(OutputTargetError, match="standard stream"):
+            output_target(tmp_path / name)
+
+
 def test_a_missing_directory_is_named_not_a_temp_file(tmp_path: Path) -> None:
     target = tmp_path / "missing" / "out.json"
     with pytest.raises(OutputTargetError) as caught:

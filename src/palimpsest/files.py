@@ -82,7 +82,7 @@ def output_target(path: str | os.PathLike[str]) -> Path:
     given = os.fspath(path)
     if not given:
         raise OutputTargetError(given, "an empty path is not a file")
-    if _STREAM_PATH.match(os.path.normpath(os.path.abspath(given))):
+    if _names_a_stream(given):
         raise OutputTargetError(
             given,
             "names a standard stream or file descriptor, not a file; "
@@ -105,6 +105,20 @@ def output_target(path: str | os.PathLike[str]) -> Path:
         raise OutputTargetError(given, "is not writable (permission denied)")
     _check_directory(given, resolved.parent)
     return resolved
+
+
+def _names_a_stream(given: str) -> bool:
+    """Whether ``given``, or a symlink on the way from it to its file, names a descriptor."""
+    current = os.path.normpath(os.path.abspath(given))
+    for _ in range(40):  # the kernel's own limit on a chain of links
+        if _STREAM_PATH.match(current):
+            return True
+        try:
+            link = os.readlink(current)
+        except OSError:  # not a link (or not there): the chain ends here
+            return False
+        current = os.path.normpath(os.path.join(os.path.dirname(current), link))
+    return False
 
 
 def _check_directory(given: str, directory: Path) -> None:
