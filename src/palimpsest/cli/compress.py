@@ -30,6 +30,7 @@ from ..messages.formats import DEFAULT_MAX_INPUT_BYTES
 from ..summarizers.configured import summarizer_from_settings
 from ..tokens import ExactCounter, RoughCounter, TokenCounter
 from .common import TranscriptFormat, err_console, fail, handle_errors
+from .terminal_text import for_terminal
 
 __all__ = ["DEFAULT_CONTEXT_LENGTH", "NOT_FIT_EXIT", "compress_command"]
 
@@ -140,9 +141,10 @@ def _print_report(report: dict[str, Any], headline: str, note: str | None, count
         )
     summary_line = _summary_line(report)
     if summary_line:
-        err_console.print(summary_line, highlight=False)
+        # The rejection reasons can quote the model's summary: shown as text, escaped.
+        err_console.print(for_terminal(summary_line), markup=False, highlight=False)
     if note:
-        err_console.print(note, highlight=False)
+        err_console.print(for_terminal(note), markup=False, highlight=False)
     err_console.print(f"time: {report['seconds'] * 1000:.1f} ms", highlight=False)
 
 
