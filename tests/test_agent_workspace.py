@@ -150,6 +150,21 @@ class TestWriteAndEdit:
         (root / "d").mkdir()
         assert "IsADirectoryError" in err(tools.call("write_file", {"path": "d", "content": ""}))
 
+    def test_write_refuses_a_fifo_and_writes_through_a_link_inside(
+        self, tools: ToolRegistry, root: Path
+    ) -> None:
+        os.mkfifo(root / "pipe")  # opening it would block: the refusal must come first
+        assert "named pipe (FIFO)" in err(
+            tools.call("write_file", {"path": "pipe", "content": "x"})
+        )
+        assert stat.S_ISFIFO(os.lstat(root / "pipe").st_mode)
+        (root / "real.txt").write_text("old")
+        (root / "real.txt").chmod(0o640)
+        (root / "link.txt").symlink_to("real.txt")
+        ok(tools.call("write_file", {"path": "link.txt", "content": "new"}))
+        assert (root / "link.txt").is_symlink() and (root / "real.txt").read_text() == "new"
+        assert stat.S_IMODE((root / "real.txt").stat().st_mode) == 0o640
+
     def test_edit_exactly_one_match(self, tools: ToolRegistry, root: Path) -> None:
         target = root / "m.py"
         target.write_text("a = 1\nb = 2\nb = 2\n")

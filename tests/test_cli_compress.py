@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 import subprocess
 import sys
 import threading
@@ -303,6 +305,91 @@ def test_a_killed_write_leaves_the_old_output_whole(tmp_path: Path) -> None:
     proc = run_process(str(EXAMPLE), "--force", "-o", str(out), preexec_fn=die_on_big_write)
     assert proc.returncode != 0
     assert out.read_text() == "OLD CONTENT\n"
+
+
+# -- what -o and --report point at (issue 20): palimpsest/files.py decides, before any work --
+
+
+def test_output_through_a_symlink_writes_the_file_it_points_to(tmp_path: Path) -> None:
+    real = tmp_path / "real.json"
+    real.write_text("old\n")
+    real.chmod(0o755)
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    result = run(str(EXAMPLE), "--force", "-o", str(link), "--report", str(link) + ".report")
+    assert result.exit_code == 0, result.stderr
+    assert link.is_symlink()
+    validate_transcript(json.loads(real.read_text()))
+    assert oct(real.stat().st_mode & 0o777) == oct(0o755)
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "link.json",
+        "link.json.report",
+        "real.json",
+    ]
+
+
+@pytest.mark.parametrize("mode", [0o755, 0o640])
+def test_an_existing_output_and_report_keep_their_modes(tmp_path: Path, mode: int) -> None:
+    out, report = tmp_path / "out.json", tmp_path / "report.json"
+    for path in (out, report):
+        path.write_text("old\n")
+        path.chmod(mode)
+    result = run(str(EXAMPLE), "--force", "-o", str(out), "--report", str(report))
+    assert result.exit_code == 0, result.stderr
+    assert (out.stat().st_mode & 0o777, report.stat().st_mode & 0o777) == (mode, mode)
+    assert json.loads(report.read_text())["compressed"] is True
+
+
+def _special_targets(tmp_path: Path) -> dict[str, tuple[Path, str]]:
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    directory = tmp_path / "dir"
+    directory.mkdir()
+    dangling = tmp_path / "dangling"
+    dangling.symlink_to(tmp_path / "missing-dir" / "x.json")
+    return {
+        "fifo": (fifo, "named pipe (FIFO)"),
+        "directory": (directory, "is a directory"),
+        "null": (Path("/dev/null"), "character device"),
+        "full": (Path("/dev/full"), "character device"),
+        "stdout": (Path("/dev/stdout"), "standard stream"),
+        "dangling": (dangling, "does not exist"),
+    }
+
+
+@pytest.mark.parametrize("kind", ["fifo", "directory", "null", "full", "stdout", "dangling"])
+@pytest.mark.parametrize("option", ["-o", "--report"])
+def test_a_target_that_is_not_a_regular_file_is_refused_before_any_work(
+    tmp_path: Path, kind: str, option: str
+) -> None:
+    target, problem = _special_targets(tmp_path)[kind]
+    if not target.exists() and kind in ("null", "full"):
+        pytest.skip(f"{target} does not exist here")
+    before = os.lstat(target) if os.path.lexists(target) else None
+    # The input does not exist: a refusal that names the target came before reading it.
+    result = run(str(tmp_path / "no-such-input.json"), option, str(target))
+    assert result.exit_code == 2
+    assert one_line(result.stderr) and str(target) in result.stderr and problem in result.stderr
+    assert "no-such-input" not in result.stderr and ".tmp" not in result.stderr
+    if before is not None:
+        after = os.lstat(target)
+        assert (after.st_mode, after.st_ino, after.st_rdev) == (
+            before.st_mode,
+            before.st_ino,
+            before.st_rdev,
+        )
+
+
+@pytest.mark.skipif(not Path("/dev/full").exists(), reason="needs /dev/full")
+def test_dev_full_is_refused_in_a_real_process_even_as_root() -> None:
+    """Issue 20: `-o /dev/full` returned 0, and as root `-o /dev/null` replaced /dev/null."""
+    for device in ("/dev/full", "/dev/null"):
+        before = os.stat(device)
+        proc = run_process(str(EXAMPLE), "--force", "-o", device)
+        assert proc.returncode == 2 and one_line(proc.stderr), proc.stderr
+        assert f"{device}: is a character device" in proc.stderr
+        after = os.stat(device)
+        assert stat.S_ISCHR(after.st_mode) and after.st_ino == before.st_ino
 
 
 # -- --model: a summary model over HTTP, verified before it is used --------------------------

@@ -89,3 +89,20 @@ def test_bad_yaml_and_bad_key_are_one_line(isolated_home: Path) -> None:
     config.write_text("compression:\n  treshold: 0.5\n")
     result = run_cli("config", "show")
     assert result.returncode == 2 and "compression.treshold" in result.stderr
+
+
+def test_a_binary_config_file_is_one_line_naming_it(isolated_home: Path, tmp_path: Path) -> None:
+    """Issue 20: a binary --config file was a UnicodeDecodeError traceback."""
+    binary = tmp_path / "config.bin"
+    binary.write_bytes(b"compression:\n  threshold: 0.5\n\xd0\xff\x00\x01 binary")
+    transcript = tmp_path / "t.json"
+    transcript.write_text('[{"role": "user", "content": "hi"}]')
+    for args, env in (
+        (("compress", str(transcript), "--config", str(binary)), None),
+        (("config", "show"), cli_env(PALIMPSEST_CONFIG=str(binary))),
+        (("trajectories", "compress", str(transcript), "--config", str(binary)), None),
+    ):
+        result = run_cli(*args, env=env)
+        lines = result.stderr.strip().splitlines()
+        assert result.returncode == 2 and len(lines) == 1, result.stderr
+        assert f"{binary}: not a UTF-8 YAML file (byte 0xd0 at offset 30 is not UTF-8)" in lines[0]

@@ -138,3 +138,20 @@ def test_list_is_one_line_per_entry_with_json() -> None:
     assert lines[2].startswith("2. yyy") and lines[2].endswith("...") and len(lines[2]) == 103
     data = json.loads(_mem("list", "--json")[1])
     assert data["entries"][0] == "first\nfact on two lines" and data["limit"] == 2_200
+
+
+def test_an_argument_that_is_not_utf8_is_one_line_and_nothing_is_written(
+    isolated_home: Path,
+) -> None:
+    """Issue 20: `memory add $'note \\xff\\xfe'` was a UnicodeEncodeError traceback."""
+    code, out, err = _mem("add", "note \udcff\udcfe")  # the shell's bytes 0xff 0xfe
+    assert code == 2 and out == "", err
+    assert err.strip().splitlines() == [
+        "error: Content is not valid UTF-8 text: a lone surrogate U+DCFF at character 5; "
+        "save it as UTF-8."
+    ]
+    assert not (isolated_home / "memories" / "MEMORY.md").exists()
+    assert _mem("add", "a fine note")[0] == 0
+    code, _, err = _mem("replace", "a fine note", "bad \udcff")
+    assert code == 2 and "not valid UTF-8" in err
+    assert "a fine note" in (isolated_home / "memories" / "MEMORY.md").read_text()

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import os
+import stat
 import subprocess
 import sys
 from pathlib import Path
@@ -101,6 +103,28 @@ def test_import_then_export_round_trips(isolated_home: Path, tmp_path: Path) -> 
     assert json.loads(out) == load_transcript(TRANSCRIPT)
 
 
+def test_export_output_targets(chain: Path, tmp_path: Path) -> None:
+    """Issue 20: `export -o` writes through a symlink, keeps a file's mode, and refuses a
+    directory, a FIFO or a device with one line before reading the store."""
+    real = tmp_path / "real.json"
+    real.write_text("old")
+    real.chmod(0o640)
+    link = tmp_path / "link.json"
+    link.symlink_to(real)
+    code, _, err = invoke("export", "20260101_100000_bbbbbb", "-o", str(link))
+    assert code == 0, err
+    assert link.is_symlink() and json.loads(real.read_text())[0]["content"] == "[summary]"
+    assert real.stat().st_mode & 0o777 == 0o640
+    fifo = tmp_path / "fifo"
+    os.mkfifo(fifo)
+    for target, problem in ((tmp_path, "is a directory"), (fifo, "FIFO"), ("/dev/null", "device")):
+        # An unknown id: the refusal naming the target comes before the store is read.
+        code, _, err = invoke("export", "no-such-id", "-o", str(target))
+        assert code == 2 and problem in err and str(target) in err, err
+        assert len(err.strip().splitlines()) == 1
+    assert stat.S_ISFIFO(os.lstat(fifo).st_mode) and stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
 def test_export_chain_gives_the_original_history(chain: Path) -> None:
     code, out, _ = invoke("export", "20260101_100000_bbbbbb", "--chain")
     assert code == 0
@@ -114,6 +138,32 @@ def test_import_of_a_bad_file_is_a_user_error(isolated_home: Path, tmp_path: Pat
     assert code == 2 and str(bad) in err and len(err.strip().splitlines()) == 1
     code, _, err = invoke("import", str(tmp_path / "missing.json"))
     assert code == 2 and "missing.json" in err
+
+
+def test_import_refuses_what_compress_refuses(isolated_home: Path, tmp_path: Path) -> None:
+    """Issue 20: an int role was a traceback; a content object and string tool_calls were
+    stored and exported back. Now one line naming the message, exit 2, nothing stored."""
+    cases = {
+        "int-role.json": ([{"role": "user", "content": "a"}, {"role": 5, "content": "b"}], 1),
+        "object.json": ([{"role": "user", "content": {"a": 1}}], 0),
+        "calls.json": ([{"role": "assistant", "content": "x", "tool_calls": "ls"}], 0),
+    }
+    for name, (batch, index) in cases.items():
+        path = tmp_path / name
+        path.write_text(json.dumps(batch))
+        code, out, err = invoke("import", str(path))
+        assert code == 2 and out == "", err
+        assert f"{path}: message {index}: " in err and len(err.strip().splitlines()) == 1
+        assert "Traceback" not in err
+    code, out, _ = invoke("list", "--json")
+    assert json.loads(out) == []
+    # --lenient repairs the content object (as compress's repair does) but not an int role.
+    code, out, err = invoke("import", "--lenient", str(tmp_path / "object.json"))
+    assert code == 0, err
+    code, exported, _ = invoke("export", out.strip())
+    assert json.loads(exported) == [{"role": "user", "content": '{"a": 1}'}]
+    code, _, err = invoke("import", "--lenient", str(tmp_path / "int-role.json"))
+    assert code == 2 and "message 1: 'role' must be a string, got int" in err
 
 
 def test_path_and_verify(chain: Path) -> None:

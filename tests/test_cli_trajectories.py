@@ -6,6 +6,7 @@ import json
 import os
 import random
 import signal
+import stat
 import subprocess
 import sys
 import time
@@ -94,6 +95,36 @@ def test_user_mistakes_are_one_line_and_exit_2(
     assert message in done.stderr
     assert "Traceback" not in done.stderr
     assert (tmp_path / "exists.jsonl").read_text() == "x\n"
+
+
+@pytest.mark.parametrize(
+    ("target", "message"),
+    [
+        ("/dev/null", "is a character device"),
+        ("fifo", "named pipe (FIFO)"),
+        ("/dev/stdout", "standard stream"),
+    ],
+)
+def test_an_output_that_is_not_a_regular_file_is_refused_even_with_overwrite(
+    tmp_path: Path, isolated_home: Path, target: str, message: str
+) -> None:
+    """Issue 20: the output is checked before any work; --overwrite does not change that."""
+    dataset(tmp_path / "data.jsonl", 1)
+    os.mkfifo(tmp_path / "fifo")
+    done = cli(isolated_home, "data.jsonl", "-o", target, "--overwrite", cwd=tmp_path)
+    assert done.returncode == 2 and message in done.stderr, done.stderr
+    assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
+    assert stat.S_ISFIFO(os.lstat(tmp_path / "fifo").st_mode)
+    assert stat.S_ISCHR(os.stat("/dev/null").st_mode)
+
+
+def test_a_directory_input_refuses_a_file_output(tmp_path: Path, isolated_home: Path) -> None:
+    (tmp_path / "in").mkdir()
+    dataset(tmp_path / "in" / "data.jsonl", 1)
+    (tmp_path / "out.txt").write_text("keep")
+    done = cli(isolated_home, "in", "-o", "out.txt", "--overwrite", cwd=tmp_path)
+    assert done.returncode == 2 and "out.txt: is not a directory" in done.stderr, done.stderr
+    assert (tmp_path / "out.txt").read_text() == "keep"
 
 
 def test_stdin_to_stdout(tmp_path: Path, isolated_home: Path) -> None:

@@ -122,3 +122,59 @@ def test_an_aborted_writer_leaves_the_target_and_no_temporary_file(tmp_path: Pat
         pw.write(table)
         raise RuntimeError("crash")
     assert sorted(p.name for p in tmp_path.iterdir()) == ["out.jsonl"]
+
+
+def test_the_writers_check_their_target_and_keep_its_mode(tmp_path: Path) -> None:
+    """Issue 20: the sinks go through palimpsest.files: a FIFO or directory is refused when
+    the writer is made (before a row is written), an existing file keeps its mode, and a
+    symlink is written through."""
+    import os
+    import stat
+
+    from palimpsest.errors import OutputTargetError
+
+    os.mkfifo(tmp_path / "pipe")
+    with pytest.raises(OutputTargetError, match="FIFO"):
+        AtomicJsonlWriter(tmp_path / "pipe")
+    with pytest.raises(OutputTargetError, match="directory"):
+        AtomicParquetWriter(tmp_path, SCHEMA)
+    real = tmp_path / "out.jsonl"
+    real.write_text("old\n")
+    real.chmod(0o754)
+    (tmp_path / "link.jsonl").symlink_to(real)
+    with AtomicJsonlWriter(tmp_path / "link.jsonl") as writer:
+        writer.write(b'{"a": 1}\n')
+        writer.commit()
+    assert real.read_text() == '{"a": 1}\n' and stat.S_IMODE(real.stat().st_mode) == 0o754
+    assert (tmp_path / "link.jsonl").is_symlink()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["link.jsonl", "out.jsonl", "pipe"]
+
+
+def test_a_failed_write_names_the_output_not_the_temporary_file(tmp_path: Path) -> None:
+    """A real EFBIG (the file-size limit, in a child process) while writing a chunk."""
+    import subprocess
+    import sys
+    import textwrap
+
+    target = tmp_path / "out.jsonl"
+    script = textwrap.dedent(
+        f"""
+        import resource, signal
+        from pathlib import Path
+        signal.signal(signal.SIGXFSZ, signal.SIG_IGN)
+        resource.setrlimit(resource.RLIMIT_FSIZE, (4096, 4096))
+        from palimpsest.trajectories.sinks import AtomicJsonlWriter
+        try:
+            with AtomicJsonlWriter(Path({str(target)!r})) as out:
+                for _ in range(100):
+                    out.write(b"x" * 1000 + b"\\n")
+                out.commit()
+        except OSError as exc:
+            print(exc.filename)
+        """
+    )
+    proc = subprocess.run(
+        [sys.executable, "-c", script], capture_output=True, text=True, timeout=60, check=False
+    )
+    assert proc.stdout.strip() == str(target), proc.stderr
+    assert list(tmp_path.iterdir()) == []  # no output, no temporary file left

@@ -41,6 +41,7 @@ __all__ = [
     "home_dir",
     "home_dir_source",
     "load_settings",
+    "not_utf8_error",
 ]
 
 DEFAULT_HOME = Path("~/.palimpsest")
@@ -350,6 +351,15 @@ def _yaml_problem(exc: yaml.YAMLError) -> str:
     return f"{where}{' '.join(str(problem).split())}"
 
 
+def not_utf8_error(target: Path, exc: UnicodeDecodeError) -> ConfigError:
+    """The one line for a config file that is not UTF-8 text (a binary file, say)."""
+    return ConfigError(
+        f"{target}: not a UTF-8 YAML file (byte 0x{exc.object[exc.start]:02x} at offset "
+        f"{exc.start} is not UTF-8)",
+        path=target,
+    )
+
+
 def _read_file(path: str | Path | None) -> tuple[Path, dict[str, Any] | None]:
     """The config file for ``path`` and its mapping (``None`` when absent and not asked for)."""
     target = Path(path).expanduser() if path is not None else config_path()
@@ -361,6 +371,8 @@ def _read_file(path: str | Path | None) -> tuple[Path, dict[str, Any] | None]:
         data = yaml.safe_load(target.read_text(encoding="utf-8")) or {}
     except yaml.YAMLError as exc:
         raise ConfigError(f"{target}: not valid YAML: {_yaml_problem(exc)}", path=target) from None
+    except UnicodeDecodeError as exc:
+        raise not_utf8_error(target, exc) from None
     if not isinstance(data, dict):
         raise ConfigError(f"{target}: the top level must be a mapping", path=target)
     return target, data

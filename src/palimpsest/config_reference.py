@@ -17,6 +17,7 @@ from pydantic import BaseModel
 from pydantic.fields import FieldInfo
 
 from .config import Settings
+from .files import replace_file
 
 __all__ = ["BEGIN", "END", "render_reference", "update_file"]
 
@@ -86,7 +87,7 @@ def update_file(path: Path) -> bool:
     start, end = text.index(BEGIN) + len(BEGIN), text.index(END)
     new = text[:start] + "\n" + render_reference() + text[end:]
     if new != text:
-        path.write_text(new, encoding="utf-8")
+        replace_file(path, new, temp_prefix=f".{path.name}.")  # atomic; a symlink written through
     return new != text
 
 

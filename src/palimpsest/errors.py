@@ -14,6 +14,7 @@ apart from "the run failed" (``RunError``: a provider, a summary, the database):
     │   ├── SessionNotFoundError   unknown session id
     │   │   └── AmbiguousSessionIdError  a prefix matching several ids; lists them
     │   ├── DuplicateTranscriptError   a transcript imported before; names the session
+    │   ├── OutputTargetError      an output path that is not (or cannot be) a regular file
     │   └── MemoryToolError        a memory write the agent must change
     │       ├── MemoryCapacityError    over the character limit; lists the entries
     │       ├── MemoryMatchError       old_text matched nothing, or several different entries
@@ -53,6 +54,7 @@ __all__ = [
     "MemoryToolError",
     "MissingDependencyError",
     "OutputLimitError",
+    "OutputTargetError",
     "PalimpsestError",
     "PluginNotFoundError",
     "ProviderError",
@@ -182,6 +184,20 @@ class DuplicateTranscriptError(UserError):
             f"{where}already imported as session {existing_id} (same content); "
             "pass --again to import another copy"
         )
+
+
+class OutputTargetError(UserError):
+    """An output path that cannot be written as a regular file: a directory, a device, a
+    FIFO, a socket, a standard stream, a file that is not writable, a missing directory.
+
+    ``target`` is the path as given, ``problem`` what is wrong with it; ``str(err)`` reads
+    ``<target>: <problem>``. Raised before anything is written.
+    """
+
+    def __init__(self, target: str | Path, problem: str) -> None:
+        self.target = str(target)
+        self.problem = problem
+        super().__init__(f"{self.target}: {problem}")
 
 
 class MemoryToolError(UserError):

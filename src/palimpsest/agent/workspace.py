@@ -38,7 +38,6 @@ MAX_LINE_CHARS = 2_000
 """A longer line is cut in ``read_file`` output (minified files would flood the context)."""
 
 _SNIFF_BYTES = 8_192
-_NEW_FILE_MODE = 0o644
 _TEMP_PREFIX = ".palimpsest-write-"
 _MAGIC = (
     (b"\x89PNG\r\n\x1a\n", "PNG image"),
@@ -265,8 +264,6 @@ def _numbered(target: Path, path: str, offset: int, limit: int, cap: int) -> str
 
 
 def _replace(target: Path, text: str) -> None:
-    """Atomic replacement that keeps an existing file's permission bits (new files: 0644;
-    reading the umask would need ``os.umask``, which is process-wide and not thread-safe)."""
-    mode = target.stat().st_mode & 0o7777 if target.exists() else _NEW_FILE_MODE
+    """Atomic replacement; :func:`palimpsest.files.replace_file` keeps an existing file's
+    permission bits and gives a new one the umask default, and refuses a device or FIFO."""
     replace_file(target, text, temp_prefix=_TEMP_PREFIX)
-    os.chmod(target, mode)

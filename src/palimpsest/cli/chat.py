@@ -38,6 +38,7 @@ from ..storage.sessions import SessionStore
 from .common import fail, handle_errors
 from .render import EventRenderer, short_id, status_line
 from .sessions import open_store
+from .terminal_text import for_terminal
 
 if TYPE_CHECKING:
     from ..agent.loop import Agent
@@ -112,7 +113,8 @@ def _interrupted(renderer: EventRenderer) -> None:
 
 def _failed(renderer: EventRenderer, exc: PalimpsestError) -> None:
     renderer.finish()
-    renderer.console.print(f"[red]error:[/] {escape(redact(str(exc)))}", highlight=False)
+    shown = escape(for_terminal(redact(str(exc))))
+    renderer.console.print(f"[red]error:[/] {shown}", highlight=False)
 
 
 def _run_turn(agent: Agent, text: str, renderer: EventRenderer) -> None:
@@ -144,7 +146,7 @@ def _run_command(agent: Agent, line: str, renderer: EventRenderer) -> None:
         return
     if result is None:
         renderer.console.print(
-            f"[red]unknown command {escape(line.split()[0])}[/]: try /compress [focus], "
+            f"[red]unknown command {escape(for_terminal(line.split()[0]))}[/]: try /compress [focus], "
             "/new, /undo, /usage, /status or /exit",
             highlight=False,
         )
@@ -153,7 +155,7 @@ def _run_command(agent: Agent, line: str, renderer: EventRenderer) -> None:
         renderer.render(event)
     renderer.finish()
     if result.text:
-        renderer.console.print(result.text, markup=False, highlight=False)
+        renderer.console.print(for_terminal(result.text), markup=False, highlight=False)
 
 
 def chat_loop(

@@ -18,6 +18,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ..errors import PalimpsestError, UserError
+from .terminal_text import for_terminal
 
 __all__ = ["USER_ERROR_EXIT", "TranscriptFormat", "err_console", "fail", "handle_errors"]
 
@@ -45,7 +46,9 @@ class TranscriptFormat(enum.StrEnum):
 
 def fail(message: str, code: int = USER_ERROR_EXIT) -> NoReturn:
     """Print ``error: <message>`` on stderr and exit with ``code``."""
-    err_console.print(f"[bold red]error:[/] {escape(message)}", markup=True, highlight=False)
+    # A message can quote stored or user text: its control and bidi characters are escaped.
+    shown = escape(for_terminal(message))
+    err_console.print(f"[bold red]error:[/] {shown}", markup=True, highlight=False)
     raise typer.Exit(code)
 
 

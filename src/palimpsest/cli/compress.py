@@ -24,12 +24,13 @@ from rich.table import Table
 from ..compaction.compressor import CompressionStats, ContextCompressor
 from ..compaction.feedback import summarize_manual_compression
 from ..config import load_settings
-from ..files import replace_file
+from ..files import output_target, replace_file
 from ..messages import dump_transcript, read_transcript_file, validate_transcript
 from ..messages.formats import DEFAULT_MAX_INPUT_BYTES
 from ..summarizers.configured import summarizer_from_settings
 from ..tokens import ExactCounter, RoughCounter, TokenCounter
 from .common import TranscriptFormat, err_console, fail, handle_errors
+from .terminal_text import for_terminal
 
 __all__ = ["DEFAULT_CONTEXT_LENGTH", "NOT_FIT_EXIT", "compress_command"]
 
@@ -143,9 +144,10 @@ def _print_report(report: dict[str, Any], headline: str, note: str | None, count
         )
     summary_line = _summary_line(report)
     if summary_line:
-        err_console.print(summary_line, highlight=False)
+        # The rejection reasons can quote the model's summary: shown as text, escaped.
+        err_console.print(for_terminal(summary_line), markup=False, highlight=False)
     if note:
-        err_console.print(note, highlight=False)
+        err_console.print(for_terminal(note), markup=False, highlight=False)
     err_console.print(f"time: {report['seconds'] * 1000:.1f} ms", highlight=False)
 
 
@@ -254,6 +256,10 @@ def _compress(
     base_url: str | None,
 ) -> bool:
     with handle_errors():
+        # Refuse a directory, device, FIFO or unwritable output before reading anything.
+        for target in (output, report_path):
+            if target is not None:
+                output_target(target)
         settings = load_settings(config)
         limit_mb = max_input_mb or settings.compression.max_input_mb
         max_bytes = int(limit_mb * 1_048_576) if limit_mb else DEFAULT_MAX_INPUT_BYTES

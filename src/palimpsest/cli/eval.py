@@ -22,6 +22,7 @@ from ..errors import PalimpsestError
 from ..eval import DEFAULT_DEPTHS, CaseResult, aggregate, evaluate_transcript
 from ..messages import load_transcript
 from .common import USER_ERROR_EXIT, TranscriptFormat, err_console, fail, handle_errors
+from .terminal_text import for_terminal
 
 __all__ = ["eval_app", "format_ratio", "table_lines"]
 
@@ -210,17 +211,17 @@ def continuity_command(
         typer.echo(json.dumps(payload, indent=2))
     else:
         console = Console()
-        for line in table_lines(files):
-            console.print(line, highlight=False, markup=False)
-        for line in _unprobed_lines(files):
-            console.print(line, highlight=False)
+        # File names and reasons come from the user's files: escaped, never markup.
+        for line in [*table_lines(files), *_unprobed_lines(files)]:
+            console.print(for_terminal(line, keep_lines=False), highlight=False, markup=False)
         console.print("files: modified files named; ask: newest request kept; fail: last "
                       "failing command and its error kept; names: identifiers used later "
                       "kept, weighted by uses; cut: tokens removed", highlight=False)  # fmt: skip
         for line in _aggregate_lines(summary, len(every)):
             console.print(line, highlight=False)
     for path, problem in errors:
-        err_console.print(f"[bold red]error:[/] {escape(f'{path}: {problem}')}", markup=True)
+        shown = escape(for_terminal(f"{path}: {problem}", keep_lines=False))
+        err_console.print(f"[bold red]error:[/] {shown}", markup=True)
     if errors:
         unreadable = any("could not be read" in e for _, e in errors)
         raise typer.Exit(USER_ERROR_EXIT if unreadable else 1)

@@ -26,6 +26,7 @@ from ..errors import MemoryCapacityError, MemoryMatchError, MemoryToolError
 from ..memory.entries import BLOCKED_PREFIX, FILE_NAMES, MIN_MATCH_CHARS, Target, join_entries
 from ..memory.store import MemoryStore, WriteResult
 from .common import fail, handle_errors
+from .terminal_text import for_terminal, json_for_terminal
 
 __all__ = ["memory_app"]
 
@@ -120,14 +121,19 @@ def _write(action: str, user: bool, *args: str) -> None:
             fail(match_message(exc, target, user))
         except MemoryToolError as exc:
             fail(str(exc).split("\n", 1)[0])
-    console.print(escape(result.message))
+    console.print(escape(for_terminal(result.message)))
     for write in result.writes:
         if write.action == "replace":
-            console.print(f"  old: {escape(write.previous_content or '')}")
-            console.print(f"  new: {escape(write.content)}")
+            console.print(f"  old: {_shown(write.previous_content or '')}")
+            console.print(f"  new: {_shown(write.content)}")
         elif write.action == "remove":
-            console.print(f"  removed: {escape(write.content)}")
+            console.print(f"  removed: {_shown(write.content)}")
     console.print(usage_line(target, result.usage_chars, result.limit))
+
+
+def _shown(entry: str) -> str:
+    """An entry as Rich markup: control and bidi characters escaped, then the markup."""
+    return escape(for_terminal(entry))
 
 
 def _payload(store: MemoryStore, target: Target) -> dict[str, object]:
@@ -151,7 +157,7 @@ def list_command(user: UserOption = False, as_json: JsonOption = False) -> None:
         store = _store()
         payload = _payload(store, target)
     if as_json:
-        typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+        typer.echo(json_for_terminal(json.dumps(payload, ensure_ascii=False, indent=2)))
         return
     entries = store.entries(target)
     console.print(usage_line(target, len(join_entries(entries)), store.limit(target)))
@@ -160,7 +166,7 @@ def list_command(user: UserOption = False, as_json: JsonOption = False) -> None:
     for number, entry in enumerate(entries, start=1):
         line = " ".join(entry.split())
         cut = line if len(line) <= 100 else line[:97] + "..."
-        console.print(f"[bold]{number}.[/] {escape(cut)}")
+        console.print(f"[bold]{number}.[/] {_shown(cut)}")
 
 
 @memory_app.command("show")
@@ -173,15 +179,15 @@ def show_command(user: UserOption = False, as_json: JsonOption = False) -> None:
         entries = store.entries(target)
         shown = store.sanitized(target, entries)
     if as_json:
-        typer.echo(json.dumps(payload, ensure_ascii=False, indent=2))
+        typer.echo(json_for_terminal(json.dumps(payload, ensure_ascii=False, indent=2)))
         return
     console.print(usage_line(target, len(join_entries(entries)), store.limit(target)))
     if not entries:
         console.print("(no entries)")
     for number, (entry, safe) in enumerate(zip(entries, shown, strict=True), start=1):
-        console.print(f"[bold]{number}.[/] {escape(entry)}")
+        console.print(f"[bold]{number}.[/] {_shown(entry)}")
         if safe.startswith(BLOCKED_PREFIX):
-            console.print(f"   [yellow]{escape(safe)}[/]")
+            console.print(f"   [yellow]{_shown(safe)}[/]")
 
 
 @memory_app.command("add")

@@ -25,6 +25,7 @@ from ..outputs.store import OutputStore, StoredOutput
 from ..storage.sessions import SessionStore
 from .common import err_console, fail, handle_errors
 from .sessions import db_path
+from .terminal_text import for_terminal, json_for_terminal
 
 __all__ = ["outputs_app"]
 
@@ -42,7 +43,14 @@ def _store(settings: Settings) -> OutputStore:
 
 
 def _json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    sys.stdout.write(json_for_terminal(text) + "\n")
+
+
+def _body(text: str) -> str:
+    """A saved output's text as printed: escaped on a terminal, the bytes as they are in a
+    pipe (``outputs show ... > file`` gives back the output)."""
+    return for_terminal(text) if sys.stdout.isatty() else text
 
 
 def _row(found: StoredOutput) -> dict[str, Any]:
@@ -88,9 +96,9 @@ def list_command(
     for item in found:
         table.add_row(
             item.digest[:12],
-            item.kind,
+            for_terminal(item.kind, keep_lines=False),
             _size(item.size_bytes),
-            item.tool_name,
+            for_terminal(item.tool_name, keep_lines=False),
             _when(item.created),
             _when(item.last_used),
         )
@@ -118,15 +126,15 @@ def show_command(
                 _json([asdict(m) for m in matches])
             else:
                 for m in matches:
-                    typer.echo(f"{m.line_number}:{m.byte_offset}: {m.line}")
+                    typer.echo(f"{m.line_number}:{m.byte_offset}: {_body(m.line)}")
                 if not matches:
-                    err_console.print(f"no line matches {grep!r}")
+                    err_console.print(f"no line matches {for_terminal(grep)!r}")
             return
         window = store.read_window(name, offset, limit)
     if as_json:
         _json(asdict(window) | {"has_more": window.has_more})
         return
-    sys.stdout.write(window.text)
+    sys.stdout.write(_body(window.text))
     if window.text and not window.text.endswith("\n"):
         sys.stdout.write("\n")
     note = f"bytes {window.start:,}-{window.end:,} of {window.total_bytes:,} ({window.kind})"

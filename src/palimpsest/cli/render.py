@@ -4,7 +4,9 @@ The loop yields typed events (:mod:`palimpsest.agent.events`) and never prints; 
 turns them into short lines. The line builders are pure functions of an event (tested on
 their own); :class:`EventRenderer` only decides where each line goes. Everything shown
 passes through :func:`~palimpsest.safety.redact.redact` first, so a key a tool printed
-does not end up on the screen or in a captured log.
+does not end up on the screen or in a captured log, and then through
+:func:`~palimpsest.cli.terminal_text.for_terminal`, so a control sequence or bidi override a
+model or a tool wrote is shown, not obeyed.
 """
 
 from __future__ import annotations
@@ -27,6 +29,7 @@ from ..agent.events import (
     WarningEvent,
 )
 from ..safety.redact import redact
+from .terminal_text import for_terminal
 
 __all__ = [
     "ARG_WIDTH",
@@ -207,13 +210,14 @@ class EventRenderer:
 
     def _line(self, text: str, style: str) -> None:
         self._end_text()
-        self.console.print(f"[{style}]{escape(text)}[/]", highlight=False)
+        self.console.print(f"[{style}]{escape(for_terminal(text))}[/]", highlight=False)
 
     def render(self, event: AgentEvent) -> None:
         """Print one event."""
         if isinstance(event, TextDelta):
             if event.text:
-                self.console.print(redact(event.text), end="", markup=False, highlight=False)
+                shown = for_terminal(redact(event.text))
+                self.console.print(shown, end="", markup=False, highlight=False)
                 self._open_text = not event.text.endswith("\n")
         elif isinstance(event, ToolCallEvent):
             self._line(tool_call_line(event), "cyan")

@@ -40,6 +40,7 @@ from ..storage.sessions import SessionStore
 from .common import fail, handle_errors
 from .render import status_figure
 from .sessions import open_store
+from .terminal_text import for_terminal, json_for_terminal
 
 if TYPE_CHECKING:
     from ..agent.loop import Agent
@@ -61,9 +62,10 @@ class Timeline:
     def add(self, record: dict[str, Any], text: str | None) -> None:
         self.records.append(record)
         if self.as_json:
-            self.console.print(json.dumps(record, ensure_ascii=False), markup=False)
+            line = json_for_terminal(json.dumps(record, ensure_ascii=False))
+            self.console.print(line, markup=False)
         elif text is not None:
-            self.console.print(text, markup=False, highlight=False)
+            self.console.print(for_terminal(text), markup=False, highlight=False)
 
 
 def _count(number: int, noun: str) -> str:

@@ -26,6 +26,7 @@ from rich.text import Text
 
 from ..config import Settings, load_settings
 from ..errors import DuplicateTranscriptError
+from ..files import output_target, replace_file
 from ..messages import dump_transcript, render_content
 from ..safety.redact import redact_value
 from ..storage.session_admin import resolve_prefix
@@ -34,6 +35,7 @@ from ..storage.transfer import import_stream
 from ..usage import format_token_pair, format_token_total
 from .common import TranscriptFormat, err_console, fail, handle_errors
 from .sessions_import import import_history_command
+from .terminal_text import for_terminal, json_for_terminal
 
 __all__ = ["ALREADY_IMPORTED_EXIT", "open_store", "resolve_id", "sessions_app"]
 
@@ -101,7 +103,8 @@ def _cost(value: float | None) -> str:
 
 
 def _json(data: Any) -> None:
-    sys.stdout.write(json.dumps(data, indent=2, ensure_ascii=False, default=str) + "\n")
+    text = json.dumps(data, indent=2, ensure_ascii=False, default=str)
+    sys.stdout.write(json_for_terminal(text) + "\n")  # bidi and C1 as \uXXXX: same data
 
 
 @sessions_app.command("list")
@@ -132,14 +135,15 @@ def list_command(
     for name in ("msgs", "tokens", "cost", "active"):
         table.add_column(name, no_wrap=True, justify="right" if name != "active" else "left")
     for row in found:
-        label = Text(row["title"] or "(untitled)", style="bold")
+        # Stored text is shown, never obeyed: control and bidi characters come out escaped.
+        label = Text(for_terminal(row["title"] or "(untitled)", keep_lines=False), style="bold")
         if row["chain_length"] > 1:
             label.append(f" · {row['chain_length']} sessions", style="cyan")
-        label.append(f" [{row['source']}]", style="dim")
+        label.append(f" [{for_terminal(row['source'], keep_lines=False)}]", style="dim")
         if row["preview"]:
-            label.append("\n" + row["preview"], style="dim")
+            label.append("\n" + for_terminal(row["preview"], keep_lines=False), style="dim")
         table.add_row(
-            row["id"],
+            for_terminal(row["id"], keep_lines=False),
             label,
             str(row["message_count"] or 0),
             format_token_total(
@@ -188,7 +192,7 @@ def show_command(
     info = Table(show_header=False, box=None)
     for key in ("id", "title", "source", "model", "parent_session_id", "end_reason"):
         if session.get(key) is not None:
-            info.add_row(key, str(session[key]))
+            info.add_row(key, for_terminal(session[key], keep_lines=False))
     info.add_row("started", _when(session["started_at"]))
     if session["ended_at"] is not None:
         info.add_row("ended", _when(session["ended_at"]))
@@ -202,7 +206,7 @@ def show_command(
     info.add_row("tokens", tokens)
     info.add_row("cost", ("≥ " if unreported and cost else "") + (_cost(cost) or "unknown"))
     if tip != sid:
-        info.add_row("continued in", tip)
+        info.add_row("continued in", for_terminal(tip, keep_lines=False))
     console.print(info)
     table = Table("#", "role", "content")
     for index, message in enumerate(messages):
@@ -213,7 +217,8 @@ def show_command(
         if message.get("_compressed_summary"):
             text = f"[context compacted] {text}"
         cut = text[:width] + ("..." if len(text) > width else "")
-        table.add_row(str(index), str(message.get("role")), cut)
+        role = for_terminal(message.get("role"), keep_lines=False)
+        table.add_row(str(index), role, for_terminal(cut, keep_lines=False))
     console.print(table)
 
 
@@ -222,7 +227,7 @@ def tip_command(session_id: IdArgument) -> None:
     """The latest compression continuation of a session (the id to resume)."""
     with handle_errors(), open_store() as store:
         tip = store.get_compression_tip(resolve_id(store, session_id))
-    typer.echo(tip)
+    typer.echo(for_terminal(tip, keep_lines=False))
 
 
 @sessions_app.command("import")
@@ -245,6 +250,14 @@ def import_command(
         bool,
         typer.Option("--again", help="Store another copy of a transcript imported before."),
     ] = False,
+    lenient: Annotated[
+        bool,
+        typer.Option(
+            "--lenient",
+            help="Repair what compress repairs (content objects, missing call ids, orphan "
+            "results) instead of refusing the transcript.",
+        ),
+    ] = False,
     as_json: JsonOption = False,
     from_agent: Annotated[
         str | None,
@@ -258,25 +271,30 @@ def import_command(
 ) -> None:
     """Store a transcript as a new, searchable session and print its id.
 
-    The same content imported twice is reported with the session that holds it
-    (exit 3) unless --again. With --from, every session of Claude Code or Codex is
-    imported (only new or grown ones on later runs); exit 1 if a file was skipped.
+    A transcript compress would refuse is refused (one line naming the message, exit 2)
+    unless --lenient repairs it. The same content imported twice is reported with the
+    session that holds it (exit 3) unless --again. With --from, every session of Claude
+    Code or Codex is imported (only new or grown ones on later runs); exit 1 if a file was
+    skipped.
     """
     if from_agent is not None:
         import_history_command(from_agent, file, as_json=as_json)
         return
     if file is None:
         fail("give a transcript FILE (or - for stdin), or --from claude-code|codex")
+    options: dict[str, Any] = {
+        "format": format.value,
+        "source": source,
+        "title": title,
+        "again": again,
+        "lenient": lenient,
+    }
     with handle_errors(), open_store() as store:
         try:
             if file == "-":
-                sid = import_stream(
-                    store, sys.stdin, format=format.value, source=source, title=title, again=again
-                )
+                sid = import_stream(store, sys.stdin, **options)
             else:
-                sid = store.import_transcript(
-                    Path(file), format=format.value, source=source, title=title, again=again
-                )
+                sid = store.import_transcript(Path(file), **options)
         except DuplicateTranscriptError as exc:
             if as_json:
                 _json({"id": exc.existing_id, "imported": False, "sha256": exc.digest})
@@ -304,15 +322,18 @@ def export_command(
     redact: RedactOption = False,
 ) -> None:
     """A session as an OpenAI-format JSON transcript (verbatim unless --redact)."""
+    with handle_errors():
+        if output is not None:
+            output_target(output)  # a directory, device or FIFO is refused before the store opens
     with handle_errors(), open_store() as store:
         messages = store.export_session(resolve_id(store, session_id), chain=chain)
         if redact:  # the whole list at once: a value one message reveals goes from all
             messages = redact_value(messages)
         text = dump_transcript(messages) + "\n"
         if output is None:
-            sys.stdout.write(text)
+            sys.stdout.write(json_for_terminal(text))  # the same JSON, safe on a terminal
         else:
-            output.write_text(text, encoding="utf-8")
+            replace_file(output, text, temp_prefix=f".{output.name}.")
             err_console.print(f"wrote {len(messages)} messages to {output}")
 
 

@@ -35,6 +35,7 @@ from ..tokens import RoughCounter
 from .common import RUN_ERROR_EXIT, err_console, fail, handle_errors
 from .compress import DEFAULT_CONTEXT_LENGTH
 from .sessions import IdArgument, JsonOption, open_store, resolve_id, sessions_app
+from .terminal_text import for_terminal
 
 __all__ = ["compress_session_command", "delete_command"]
 
@@ -82,7 +83,7 @@ def delete_command(
             fail(_linked_note(links, store.require_session(sid)["end_reason"]))
         doomed = links.lineage if chain else [sid]
         for each in doomed:
-            err_console.print(f"  {escape(_describe(store, each))}")
+            err_console.print(f"  {escape(for_terminal(_describe(store, each)))}")
         if not yes:
             what = f"these {len(doomed)} sessions" if len(doomed) > 1 else "this session"
             try:

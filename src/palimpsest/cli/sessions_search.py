@@ -31,15 +31,23 @@ from ..storage.search_text import Snippet, hit_snippets
 from ..storage.session_secrets import session_secrets
 from .common import err_console, fail, handle_errors
 from .sessions import JsonOption, console, open_store, sessions_app
+from .terminal_text import for_terminal, json_for_terminal
 
 __all__ = ["search_command"]
 
 
 def _highlight(snippet: Snippet) -> Text:
-    """The snippet with its matches in bold (from its spans, not from marker text)."""
-    text = Text(snippet.text)
-    for start, end in snippet.spans:
-        text.stylize("bold yellow", start, end)
+    """The snippet with its matches in bold (from its spans, not from marker text), every
+    piece escaped for the terminal (escaping changes lengths, so piece by piece)."""
+    text = Text()
+    done = 0
+    for start, end in sorted(snippet.spans):
+        if start < done:
+            continue
+        text.append(for_terminal(snippet.text[done:start]))
+        text.append(for_terminal(snippet.text[start:end]), style="bold yellow")
+        done = end
+    text.append(for_terminal(snippet.text[done:]))
     return text
 
 
@@ -139,17 +147,20 @@ def search_command(
             known = secrets.get(str(hit["session_id"]), frozenset())
             hit["session_title"] = redact(str(hit["session_title"]), known)
     if as_json:
-        sys.stdout.write(json.dumps(hits, indent=2, ensure_ascii=False, default=str) + "\n")
+        text = json.dumps(hits, indent=2, ensure_ascii=False, default=str)
+        sys.stdout.write(json_for_terminal(text) + "\n")
         return
     if not hits:
-        err_console.print(f"No messages match {query!r}.")
+        err_console.print(f"No messages match {for_terminal(query, keep_lines=False)!r}.")
         return
     table = Table("session", "role", "when")
     table.add_column("snippet", overflow="fold", ratio=1)
     for hit, snippet in zip(hits, snippets, strict=True):
-        session = Text(str(hit["session_id"]), no_wrap=True)
+        session = Text(for_terminal(hit["session_id"], keep_lines=False), no_wrap=True)
         if hit.get("session_title"):
-            session.append("\n" + str(hit["session_title"])[:22], style="dim")
-        table.add_row(session, str(hit["role"]), _when(hit["timestamp"]), _highlight(snippet))
+            title = for_terminal(str(hit["session_title"])[:22], keep_lines=False)
+            session.append("\n" + title, style="dim")
+        shown_role = for_terminal(hit["role"], keep_lines=False)
+        table.add_row(session, shown_role, _when(hit["timestamp"]), _highlight(snippet))
     console.print(table)
     err_console.print(f"{len(hits)} hits ({plan.route})")

@@ -228,6 +228,14 @@ class MemoryStore:
     # --- writing ------------------------------------------------------------------------
 
     def _check_safe(self, content: str) -> None:
+        surrogate = next((i for i, ch in enumerate(content) if "\ud800" <= ch <= "\udfff"), None)
+        if surrogate is not None:
+            # Bytes that were not UTF-8 (a shell argument, a JSON "\udcff"): the file could
+            # not be written as UTF-8, so say so instead of failing in the middle of the write.
+            raise MemoryToolError(
+                f"Content is not valid UTF-8 text: a lone surrogate "
+                f"U+{ord(content[surrogate]):04X} at character {surrogate}; save it as UTF-8."
+            )
         if parse_entries(f"x{DELIMITER}{content}{DELIMITER}x") != ["x", content, "x"]:
             # The entry would split (or merge with a neighbour) when the file is re-read.
             raise MemoryToolError(

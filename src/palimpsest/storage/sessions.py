@@ -542,11 +542,14 @@ class SessionStore(TokenAccounting):
         source: str = "import",
         title: str | None = None,
         again: bool = False,
+        lenient: bool = False,
     ) -> str:
         """Store a transcript file as a new session; see :func:`.transfer.import_file`."""
         from .transfer import import_file
 
-        return import_file(self, path, format=format, source=source, title=title, again=again)
+        return import_file(
+            self, path, format=format, source=source, title=title, again=again, lenient=lenient
+        )
 
     def verify(self) -> list[str]:
         """Problems found in the file, its indexes and its rows (empty when all is well).

@@ -10,6 +10,9 @@ after it was created. The compacted copy a continuation starts with (summary, pr
 head and tail, all duplicates of the parent's originals) is skipped, so the result is the
 lossless original history in order, not a mix of originals and summaries.
 
+Import refuses what ``compress`` refuses (:mod:`.import_check`; ``lenient`` repairs first),
+so that whatever the store holds exports as a valid transcript.
+
 Import records a hash of the transcript's content (its messages as canonical JSON, so
 the same conversation saved with other whitespace or key order is the same) in
 ``state_meta``; importing it again raises :class:`DuplicateTranscriptError` naming the
@@ -28,6 +31,7 @@ import apsw
 
 from ..errors import DuplicateTranscriptError
 from ..messages import Message, content_text, load_transcript
+from .import_check import checked_for_import
 from .session_admin import import_key
 from .sessions import SessionStore, new_session_id
 from .titles import MAX_TITLE_LENGTH, next_title_in_lineage, sanitize_title
@@ -81,15 +85,19 @@ def import_messages(
     title: str | None = None,
     again: bool = False,
     origin: str | None = None,
+    lenient: bool = False,
 ) -> str:
     """Store ``messages`` as a new session and return its id.
 
-    A title already in use gets the next number (``notes.json #2``); the first system
+    ``messages`` must pass :func:`~palimpsest.messages.validate_transcript`, as ``compress``
+    requires, else :class:`~palimpsest.errors.TranscriptError` names the message and
+    nothing is stored; ``lenient`` first repairs what the compressor repairs
+    (:mod:`.import_check`). A title already in use gets the next number (``notes.json #2``); the first system
     message also becomes the session's ``system_prompt``. When the same content was
     imported before and that session still exists, :class:`DuplicateTranscriptError`
     names it, unless ``again``. ``origin`` (a file name) only words the error.
     """
-    batch = [dict(m) for m in messages]
+    batch = checked_for_import(messages, lenient=lenient, origin=origin)
     digest = content_digest(batch)
     wanted = sanitize_title(title)
     system = next((m for m in batch if m.get("role") == "system"), None)
@@ -124,10 +132,13 @@ def import_stream(
     title: str | None = None,
     again: bool = False,
     name: str = "<stdin>",
+    lenient: bool = False,
 ) -> str:
     """Like :func:`import_file`, reading the transcript from an open text stream."""
     messages = load_transcript(stream, format=format, path_hint=name)
-    return import_messages(store, messages, source=source, title=title, again=again, origin=name)
+    return import_messages(
+        store, messages, source=source, title=title, again=again, origin=name, lenient=lenient
+    )
 
 
 def import_file(
@@ -138,15 +149,23 @@ def import_file(
     source: str = "import",
     title: str | None = None,
     again: bool = False,
+    lenient: bool = False,
 ) -> str:
     """Store the transcript at ``path`` as a new session and return its id.
 
-    The title defaults to the file name; see :func:`import_messages` for numbering and
-    for the duplicate check (``again`` to store another copy). A file that cannot be read
-    raises ``TranscriptError`` before anything is written.
+    The title defaults to the file name; see :func:`import_messages` for numbering, for
+    the duplicate check (``again`` to store another copy) and for validation (``lenient``
+    to repair what the compressor repairs). A file that cannot be read, or that is not a
+    valid transcript, raises ``TranscriptError`` before anything is written.
     """
     messages = load_transcript(path, format=format)
     wanted = sanitize_title(title) or sanitize_title(Path(path).name[:MAX_TITLE_LENGTH])
     return import_messages(
-        store, messages, source=source, title=wanted, again=again, origin=str(path)
+        store,
+        messages,
+        source=source,
+        title=wanted,
+        again=again,
+        origin=str(path),
+        lenient=lenient,
     )

@@ -22,6 +22,7 @@ from typing import Any, Final
 
 import yaml
 
+from ..config import not_utf8_error
 from ..errors import ConfigError
 
 __all__ = [
@@ -167,6 +168,8 @@ class CompressionConfig:
             text = target.read_text(encoding="utf-8")
         except FileNotFoundError:
             raise ConfigError(f"{target}: config file not found", path=target) from None
+        except UnicodeDecodeError as exc:
+            raise not_utf8_error(target, exc) from None
         except OSError as exc:
             raise ConfigError(f"{target}: cannot read: {exc.strerror}", path=target) from None
         try:

@@ -25,8 +25,8 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any, BinaryIO, Literal
 
-from ..errors import MissingDependencyError, UserError
-from ..files import fsync_dir, replace_file
+from ..errors import MissingDependencyError, OutputTargetError, UserError
+from ..files import fsync_dir, output_target, replace_file
 from .metrics import AggregateMetrics
 from .outcome import AsyncEntryFunction, EntryFunction, Item, Outcome
 from .resume import ChunkRecord, ResumeError, WorkDir, work_dir_for
@@ -129,6 +129,8 @@ def _plan_jobs(source: str, target: str | None, suffix: str) -> tuple[list[Job],
         if target is None:
             raise UserError("reading standard input needs -o OUT (or -o - for standard output)")
         out = Path(target)
+        if target != "-" and (out.exists() or out.is_symlink()):
+            output_target(out)
         return [Job(Path("-"), out, "-")], (None if target == "-" else out)
     src = Path(source)
     out = Path(target) if target else output_name(src, suffix)
@@ -138,10 +140,15 @@ def _plan_jobs(source: str, target: str | None, suffix: str) -> tuple[list[Job],
         files = _inputs_in(src)
         if not files:
             raise UserError(f"{src}: no .jsonl or .parquet files in this directory")
+        if (out.exists() or out.is_symlink()) and not (out.is_dir() and not out.is_symlink()):
+            # --overwrite removes and replaces a directory: never a file, link or device.
+            raise OutputTargetError(out, "is not a directory; a directory input writes one")
         jobs = [Job(f, out / f.relative_to(src), str(f.relative_to(src))) for f in files]
         return jobs, out
     if target == "-" and format_of(src) == "parquet":
         raise UserError("Parquet output cannot go to standard output; name an output file")
+    if target != "-" and (out.exists() or out.is_symlink()):
+        output_target(out)  # a directory, device or FIFO is refused before any work
     return [Job(src, out, src.name)], (None if target == "-" else out)
 
 

@@ -11,7 +11,9 @@ output do not depend on which engine (or how many resumed runs) produced it:
   input has none. One row group per non-empty chunk.
 
 :class:`AtomicJsonlWriter` and :class:`AtomicParquetWriter` write into a temporary file beside
-the target and ``os.replace`` it only on :meth:`commit`, after an fsync; :meth:`abort` (or an
+the target (checked and given its mode by :mod:`palimpsest.files`: a symlink is written
+through, a device, FIFO or directory refused) and ``os.replace`` it only on :meth:`commit`,
+after an fsync; :meth:`abort` (or an
 exception in the ``with`` block) removes the temporary file and leaves the target alone.
 """
 
@@ -20,14 +22,13 @@ from __future__ import annotations
 import contextlib
 import json
 import os
-import tempfile
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import fields
 from pathlib import Path
 from types import TracebackType
 from typing import IO, Any, Self
 
-from ..files import fsync_dir
+from ..files import create_temp_beside, naming_target, output_target, publish_temp
 from .metrics import TrajectoryMetrics
 from .outcome import Outcome
 
@@ -107,17 +108,26 @@ def parquet_table(records: Sequence[Outcome], schema: Any) -> Any:
 
 class _AtomicFile:
     def __init__(self, target: Path, *, binary_prefix: str) -> None:
-        self.target = target
-        fd, name = tempfile.mkstemp(dir=target.parent, prefix=binary_prefix, suffix=".tmp")
+        self.given = target
+        # A symlink is written through, a device / FIFO / directory refused (files.py).
+        self.target = output_target(target)
+        fd, self.temp = create_temp_beside(self.target, prefix=binary_prefix)
         os.close(fd)
-        self.temp = Path(name)
         self.done = False
 
+    @contextlib.contextmanager
+    def _naming_target(self) -> Iterator[None]:
+        """A write error names the output, not the temporary file (or nothing)."""
+        try:
+            yield
+        except OSError as exc:
+            raise naming_target(exc, self.given) from exc
+
     def _publish(self) -> None:
-        with open(self.temp, "rb+") as handle:
-            os.fsync(handle.fileno())
-        os.replace(self.temp, self.target)
-        fsync_dir(self.target.parent)
+        with self._naming_target():
+            with open(self.temp, "rb+") as handle:
+                os.fsync(handle.fileno())
+            publish_temp(self.temp, self.target)
         self.done = True
 
     def _discard(self) -> None:
@@ -146,14 +156,17 @@ class AtomicJsonlWriter(_AtomicFile):
         self.handle: IO[bytes] = open(self.temp, "wb")  # noqa: SIM115 - closed in commit/abort
 
     def write(self, data: bytes) -> None:
-        self.handle.write(data)
+        with self._naming_target():
+            self.handle.write(data)
 
     def commit(self) -> None:
-        self.handle.close()
+        with self._naming_target():
+            self.handle.close()
         self._publish()
 
     def abort(self) -> None:
-        self.handle.close()
+        with contextlib.suppress(OSError):  # a flush that fails again; the file closes anyway
+            self.handle.close()
         self._discard()
 
 
@@ -168,10 +181,12 @@ class AtomicParquetWriter(_AtomicFile):
 
     def write(self, table: Any) -> None:
         if table.num_rows:
-            self.writer.write_table(table, row_group_size=max(table.num_rows, 1))
+            with self._naming_target():
+                self.writer.write_table(table, row_group_size=max(table.num_rows, 1))
 
     def commit(self) -> None:
-        self.writer.close()
+        with self._naming_target():
+            self.writer.close()
         self._publish()
 
     def abort(self) -> None:
