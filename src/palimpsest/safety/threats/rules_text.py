@@ -391,7 +391,7 @@ TEXT_RULES: tuple[Rule, ...] = (
         "identity_hijack",
         r"\b(?:dan|stan|dude|aim)\s*(?:mode|\(do\s+anything\s+now\))|\bdo\s+anything\s+now\b"
         r"|\b(?:developer|jailbreak|jailbroken|unrestricted|god|evil|chaos|opposite)\s+mode\b"
-        r"|\bjailbr(?:eak|oken)\b",
+        r"|\b(?:you\s+are|you're|act\s+as|become|be)\s+(?:now\s+)?(?:a\s+)?jailbr(?:eak|oken)\b",
     ),
     regex(
         "bypass_restrictions",
