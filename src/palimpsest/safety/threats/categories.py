@@ -86,7 +86,9 @@ def explain(category: str, why: str | None = None) -> str:
 
     ``why`` replaces the category's general reason with a more specific one.
     """
-    title, general = CATEGORIES.get(category, (category.replace("_", " "), "it matched a threat rule"))
+    title, general = CATEGORIES.get(
+        category, (category.replace("_", " "), "it matched a threat rule")
+    )
     why = why or general
     return (
         f"Category: {title}. Refused because {why}; memory entries are placed in the system "

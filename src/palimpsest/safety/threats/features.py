@@ -16,6 +16,7 @@ middle of a long tool output must not be diluted by the paragraphs around it.
 
 from __future__ import annotations
 
+import itertools
 import re
 from functools import lru_cache
 from zlib import crc32
@@ -96,7 +97,7 @@ def features(window: str) -> set[int]:
     stems across inflection and languages and survive typos.
     """
     words = _WORD.findall(window)
-    out: set[int] = {_bucket(f"b {a} {b}") for a, b in zip(words, words[1:], strict=False)}
+    out: set[int] = {_bucket(f"b {a} {b}") for a, b in itertools.pairwise(words)}
     for word in set(words):
         out |= _word_buckets(word)
     return out

@@ -59,7 +59,7 @@ MAX_SCAN_CHARS = 65_536
 """Strict mode refuses larger entries (MEM-38); the snapshot blocks them in both modes."""
 
 LEARNED_CATEGORY = "model_instruction"
-STRICT_MARGIN = -1.0
+STRICT_MARGIN = -0.25
 """Strict mode flags learned scores this far below the trained threshold too."""
 
 _LONE_OK = frozenset("\u200b\u200c\u200d\u2060\ufeff")
@@ -124,7 +124,12 @@ def _lone_zero_width(text: str) -> bool:
             continue
         if char not in _LONE_OK:
             return False
-        if char == "\u200d" and 0 < i < len(text) - 1 and not text[i - 1].isascii() and not text[i + 1].isascii():
+        if (
+            char == "\u200d"
+            and 0 < i < len(text) - 1
+            and not text[i - 1].isascii()
+            and not text[i + 1].isascii()
+        ):
             continue  # a joiner between two non-ASCII symbols: an emoji sequence
         found += 1
         if found > 1:
