@@ -56,7 +56,7 @@ BENIGN_GROUP = {
     "docstring": "docstrings",
 }
 TARGET_FP = 0.005
-L2 = 1e-4
+L2 = 1e-5
 STEPS = 400
 
 
@@ -191,6 +191,12 @@ def quantise(w: np.ndarray) -> tuple[bytes, float]:
 
 
 def main() -> None:
+    global L2
+    out = WEIGHTS_FILE
+    if "--out" in sys.argv:  # experiments: write the weights elsewhere
+        out = Path(sys.argv[sys.argv.index("--out") + 1])
+    if "--l2" in sys.argv:
+        L2 = float(sys.argv[sys.argv.index("--l2") + 1])
     rows = load_rows()
     samples, labels, owner = featurise(rows)
     threshold = choose_threshold(rows, samples, labels, owner)
@@ -215,14 +221,13 @@ def main() -> None:
         "kind_buckets": KIND_BUCKETS,
         "kind_bias": [round(float(x), 6) for x in kb],
         "kind_scale": kind_scale,
+        "l2": L2,
         "trained_on": list(TRAIN_SOURCES),
         "training_sha256": digest,
     }
     header = json.dumps(meta, sort_keys=True).encode("utf-8") + b"\n"
-    WEIGHTS_FILE.write_bytes(header + binary + kind_bytes)
-    print(
-        f"wrote {WEIGHTS_FILE.relative_to(ROOT)} ({WEIGHTS_FILE.stat().st_size:,} bytes), {len(rows)} rows, {len(samples)} windows"
-    )
+    out.write_bytes(header + binary + kind_bytes)
+    print(f"wrote {out} ({out.stat().st_size:,} bytes), {len(rows)} rows, {len(samples)} windows")
 
 
 if __name__ == "__main__":

@@ -249,13 +249,20 @@ class TestMessagesAndStore:
     def test_store_accepts_benign_corpus(self) -> None:
         store = MemoryStore(memory_char_limit=100_000)
         stored = 0
+        learned: list[str] = []
         for row in BENIGN:
             try:
                 store.add("memory", row["text"])
                 stored += 1
-            except MemoryThreatError as exc:  # the store's own secret check, not the scanner
-                assert exc.category == "secret", row["text"]
-        assert stored >= len(BENIGN) - 3
+            except MemoryThreatError as exc:  # the store's own secret check, not the rules
+                if exc.category == "model_instruction":
+                    learned.append(row["text"])
+                else:
+                    assert exc.category == "secret", row["text"]
+        # The learned detector refuses one note of the 185 ("The user said to disregard
+        # the flaky test ... for now", score just over its threshold; docs/benchmarks.md).
+        assert len(learned) <= 1, learned
+        assert stored >= len(BENIGN) - 4
 
     def test_strict_refuses_huge_content(self) -> None:
         with pytest.raises(MemoryThreatError) as info:
