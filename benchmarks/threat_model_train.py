@@ -37,7 +37,14 @@ from palimpsest.safety.threats.features import BUCKETS, features, prepare, windo
 from palimpsest.safety.threats.learned import KIND_BUCKETS, KINDS, WEIGHTS_FILE  # noqa: E402
 
 TRAINING = ROOT / "tests" / "data" / "threats" / "training"
-TRAIN_SOURCES = ("own_composed.jsonl", "own_project_text.jsonl", "python_stdlib_docstrings.jsonl")
+TRAIN_SOURCES = (
+    "own_composed.jsonl",
+    "own_project_text.jsonl",
+    "python_stdlib_docstrings.jsonl",
+    "public_bipia_train.jsonl",
+)
+PUBLIC_WEIGHT = 5
+"""Rows of a public source count this many times: they are few, and not written by us."""
 KIND_OF = {
     "override": "override",
     "hijack": "override",
@@ -65,7 +72,9 @@ def load_rows() -> list[dict[str, str]]:
     for name in TRAIN_SOURCES:
         for line in (TRAINING / name).read_text(encoding="utf-8").splitlines():
             if line.strip():
-                rows.append(json.loads(line))
+                rows.extend(
+                    [json.loads(line)] * (PUBLIC_WEIGHT if name.startswith("public_") else 1)
+                )
     return rows
 
 
