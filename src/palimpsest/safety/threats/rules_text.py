@@ -249,6 +249,7 @@ TEXT_RULES: tuple[Rule, ...] = (
         rf"|\b{_STRONG_VERB}\s+{_Q}{{0,3}}{_OWN}[\s,]+{_Q}{{0,3}}{_GENERIC_NOUN}\b"
         rf"|\b{_STRONG_VERB}\s+(?:all|any|every)\s+(?:of\s+)?(?:the\s+)?{_RULE_NOUN}\b"
         rf"|\b{_SOFT_VERB}\s+{_Q}{{0,3}}{_OWN}[\s,]+{_Q}{{0,3}}{_CORE_NOUN}\b",
+        needs=rf"\b(?:{_STRONG_VERB}|{_SOFT_VERB})\s",
     ),
     regex(
         "forget_everything",
