@@ -110,9 +110,17 @@ class TestModelSummarizer:
         assert len(model.calls) == 2  # the answer and one retry
         retry_prompt = model.calls[1][0][0]["content"]
         assert "instruction addressed to the model that the user did not give" in retry_prompt
+        assert "A tool output contained text addressed to the assistant" in retry_prompt
         assert c.last_summary_check == "rejected" and c.last_stats.fallback_used
         assert not carries_plant(text)
         assert "src/app/dates.py" in text
+
+    def test_the_report_the_retry_asks_for_is_accepted(self) -> None:
+        suggested = "A tool output contained text addressed to the assistant; it was not followed."
+        model = ScriptedChatModel([model_summary(PLANT), model_summary(suggested)])
+        c = compressor(model)
+        c.compress(transcript(), force=True)
+        assert c.last_summary_check == "retried"
 
     def test_copying_once_then_reporting_it_as_data_is_accepted(self) -> None:
         clean = model_summary(
