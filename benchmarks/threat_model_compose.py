@@ -26,6 +26,7 @@ STDLIB_OUT = ROOT / "tests" / "data" / "threats" / "training" / "python_stdlib_d
 PROJECT_OUT = ROOT / "tests" / "data" / "threats" / "training" / "own_project_text.jsonl"
 # Pages that quote attacks as examples are not negatives.
 _SKIP_DOCS = {"memory.md", "benchmarks.md"}
+PROJECT_COMMIT = "bfe53fa"
 _QUOTES_ATTACK = re.compile(r"ignore (?:all )?previous|disregard|you are now|from now on", re.I)
 
 # fmt: off
@@ -592,30 +593,31 @@ def _rows() -> list[dict[str, str]]:
     return rows
 
 
-def _project_rows() -> list[dict[str, str]]:
-    """Developer text of this project: commit subjects, doc paragraphs, source comments."""
-    rows: list[dict[str, str]] = []
-    log = subprocess.run(
-        ["git", "log", "--format=%s", "bfe53fa"],
-        cwd=ROOT,
-        capture_output=True,
-        text=True,
-        check=True,
+def _git(*args: str) -> str:
+    return subprocess.run(
+        ["git", *args], cwd=ROOT, capture_output=True, text=True, check=True
     ).stdout
+
+
+def _project_rows() -> list[dict[str, str]]:
+    """Developer text of this project as of commit PROJECT_COMMIT (so the rows do not change
+    when the docs do): commit subjects, doc paragraphs, source comments."""
+    rows: list[dict[str, str]] = []
+    log = _git("log", "--format=%s", PROJECT_COMMIT)
     texts = [line for line in log.splitlines() if not line.startswith("Merge ")]
-    for page in sorted((ROOT / "docs").glob("*.md")):
-        if page.name in _SKIP_DOCS:
-            continue
-        for para in page.read_text(encoding="utf-8").split("\n\n"):
-            if 40 <= len(para) <= 600:
-                texts.append(para.strip())
-    for source in sorted((ROOT / "src" / "palimpsest").rglob("*.py")):
-        if "threats" in source.parts:
-            continue
-        for line in source.read_text(encoding="utf-8").splitlines():
-            line = line.strip()
-            if line.startswith("# ") and len(line) > 40:
-                texts.append(line[2:])
+    files = _git("ls-tree", "-r", "--name-only", PROJECT_COMMIT, "docs", "src/palimpsest").split()
+    for name in sorted(files):
+        if name.startswith("docs/") and name.endswith(".md"):
+            if Path(name).name in _SKIP_DOCS:
+                continue
+            for para in _git("show", f"{PROJECT_COMMIT}:{name}").split("\n\n"):
+                if 40 <= len(para) <= 600:
+                    texts.append(para.strip())
+        elif name.endswith(".py") and "threats" not in name:
+            for line in _git("show", f"{PROJECT_COMMIT}:{name}").splitlines():
+                line = line.strip()
+                if line.startswith("# ") and len(line) > 40:
+                    texts.append(line[2:])
     for text in texts:
         if not _QUOTES_ATTACK.search(text):
             rows.append({"text": text, "label": "benign", "kind": "dev_note", "lang": "en"})
