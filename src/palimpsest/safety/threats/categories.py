@@ -68,15 +68,28 @@ _WHY = (
         "embedded secret",
         "it carries a credential; secrets never belong in text that is replayed into prompts",
     ),
+    (
+        "model_instruction",
+        "instruction to the model",
+        "it reads as an instruction addressed to the model (an override, a persona, a request "
+        "for its prompt or secrets, or an order to slant its answers), which the learned "
+        "detector recognises in paraphrases and other languages",
+    ),
 )
 
 CATEGORY_ORDER: tuple[str, ...] = tuple(name for name, _, _ in _WHY)
 CATEGORIES = MappingProxyType({name: (title, why) for name, title, why in _WHY})
 
 
-def explain(category: str) -> str:
-    """One sentence for the error message: the category and why it is refused."""
-    title, why = CATEGORIES.get(category, (category.replace("_", " "), "it matched a threat rule"))
+def explain(category: str, why: str | None = None) -> str:
+    """One sentence for the error message: the category and why it is refused.
+
+    ``why`` replaces the category's general reason with a more specific one.
+    """
+    title, general = CATEGORIES.get(
+        category, (category.replace("_", " "), "it matched a threat rule")
+    )
+    why = why or general
     return (
         f"Category: {title}. Refused because {why}; memory entries are placed in the system "
         "prompt of every later session. If this is an ordinary note, reword it as a "

@@ -33,9 +33,22 @@ def words(*alternatives: str) -> str:
     return "(?:" + "|".join(a.replace(" ", r"\s+") for a in alternatives) + ")"
 
 
-def regex(rule_id: str, category: str, pattern: str) -> Rule:
+def regex(rule_id: str, category: str, pattern: str, *, needs: str | None = None) -> Rule:
+    """A rule that fires when ``pattern`` is found.
+
+    ``needs`` is a cheaper pattern that every match of ``pattern`` contains (its leading
+    verbs, say); text without it is skipped without running ``pattern``. It only saves time:
+    it must never be narrower than ``pattern``.
+    """
     compiled = _compile(pattern)
-    return Rule(rule_id, category, lambda text: compiled.search(text) is not None)
+    if needs is None:
+        return Rule(rule_id, category, lambda text: compiled.search(text) is not None)
+    gate = _compile(needs)
+    return Rule(
+        rule_id,
+        category,
+        lambda text: gate.search(text) is not None and compiled.search(text) is not None,
+    )
 
 
 # A warning names the command after a negation in the same clause: "never run", "do not

@@ -61,7 +61,7 @@ _SOURCE = re.compile(
 # The secret being *used* to authenticate is not the secret being sent away.
 _AUTH_USE = re.compile(
     r"(?:authorization|x-api-key|api-key|private-token|x-auth-token)\s*:\s*(?:bearer|basic|token|key)?\s*"
-    r"\$\{?\w+\}?|-u\s+[\w.-]*:?\$\{?\w+\}?|--(?:user|oauth2-bearer|password)[\s=]+\S+"
+    r"\$\{?\w+\}?|-u\s+[\"']?(?:\$\{?\w+\}?|[\w.-]+)?:?\$\{?\w+\}?[\"']?|--(?:user|oauth2-bearer|password)[\s=]+\S+"
     r"|\b(?:bearer|token)\s+\$\{?\w+\}?",
     re.IGNORECASE,
 )
@@ -196,6 +196,7 @@ _HOSTILE = re.compile(
 _PERSIST = re.compile(
     rf"{_WRITE}[^\n]{{0,200}}?{_STARTUP}|{_STARTUP}[^\n]{{0,40}}?{_WRITE}", re.IGNORECASE
 )
+_STARTUP_ANYWHERE = re.compile(_STARTUP, re.IGNORECASE)
 _AUTHORIZED_KEYS = re.compile(
     r"(?:>>|\btee\b|\b(?:add|append|insert|write|put|copy|install|plant|inject|echo|cat)\b)[^\n]{0,200}?"
     r"authorized_keys|authorized_keys[\s\S]{0,300}?(?:ssh-(?:rsa|ed25519|dss)|ecdsa-sha2|requests\.get|curl|wget)"
@@ -209,6 +210,8 @@ def _authorized_keys(text: str) -> bool:
 
 
 def _persistence(text: str) -> bool:
+    if _STARTUP_ANYWHERE.search(text) is None:
+        return False  # every persistence write names a startup file: skip the costly scan
     for start in range(0, max(1, len(text)), 2_000):
         chunk = text[start : start + 3_000]
         for match in _PERSIST.finditer(chunk):

@@ -249,6 +249,7 @@ TEXT_RULES: tuple[Rule, ...] = (
         rf"|\b{_STRONG_VERB}\s+{_Q}{{0,3}}{_OWN}[\s,]+{_Q}{{0,3}}{_GENERIC_NOUN}\b"
         rf"|\b{_STRONG_VERB}\s+(?:all|any|every)\s+(?:of\s+)?(?:the\s+)?{_RULE_NOUN}\b"
         rf"|\b{_SOFT_VERB}\s+{_Q}{{0,3}}{_OWN}[\s,]+{_Q}{{0,3}}{_CORE_NOUN}\b",
+        needs=rf"\b(?:{_STRONG_VERB}|{_SOFT_VERB})\s",
     ),
     regex(
         "forget_everything",
@@ -391,7 +392,7 @@ TEXT_RULES: tuple[Rule, ...] = (
         "identity_hijack",
         r"\b(?:dan|stan|dude|aim)\s*(?:mode|\(do\s+anything\s+now\))|\bdo\s+anything\s+now\b"
         r"|\b(?:developer|jailbreak|jailbroken|unrestricted|god|evil|chaos|opposite)\s+mode\b"
-        r"|\bjailbr(?:eak|oken)\b",
+        r"|\b(?:you\s+are|you're|act\s+as|become|be)\s+(?:now\s+)?(?:a\s+)?jailbr(?:eak|oken)\b",
     ),
     regex(
         "bypass_restrictions",

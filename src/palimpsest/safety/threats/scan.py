@@ -10,10 +10,20 @@ The pipeline reads top-down:
    spelled-out words;
 3. the catalogue, category by category in :data:`CATEGORY_ORDER`; within a category the
    first rule that fires on any view is the hit, so :func:`find_threats` reports at most one
-   hit per category and the snapshot notice stays short.
+   hit per category and the snapshot notice stays short;
+4. the learned detector (:mod:`.learned`): whether the text reads as an instruction to the
+   model, which catches paraphrases, other languages and personas no rule names. Its hit
+   has its own category, ``model_instruction``, and says which kind of attack it resembles.
 
 Strict mode runs the default rules on the default views first and only then adds its own,
-which is what makes it a superset of the default mode.
+and lowers the learned detector's threshold, which is what makes it a superset of the
+default mode.
+
+One zero-width character alone (a copy-pasted U+200B, a joiner inside an emoji sequence)
+is common in ordinary text, so in the default mode it is reported only when something
+else in the text is a threat; then it is still reported first. Several of them, or any
+other invisible character (bidi controls, tag characters, U+2063), are always reported.
+Strict mode reports every invisible character.
 """
 
 from __future__ import annotations
@@ -26,7 +36,8 @@ from typing import Literal
 from ...errors import MemoryThreatError
 from .categories import CATEGORY_ORDER, explain
 from .decode import decoded_views
-from .normalize import despaced, first_invisible, fold, unleet
+from .learned import KIND_WORDING, instruction_score
+from .normalize import despaced, first_invisible, fold, is_invisible, unleet
 from .rules import Rule
 from .rules_command import COMMAND_RULES
 from .rules_text import TEXT_RULES
@@ -46,6 +57,12 @@ ScanMode = Literal["standard", "strict"]
 
 MAX_SCAN_CHARS = 65_536
 """Strict mode refuses larger entries (MEM-38); the snapshot blocks them in both modes."""
+
+LEARNED_CATEGORY = "model_instruction"
+STRICT_MARGIN = -0.25
+"""Strict mode flags learned scores this far below the trained threshold too."""
+
+_LONE_OK = frozenset("\u200b\u200c\u200d\u2060\ufeff")
 
 
 @dataclass(frozen=True)
@@ -98,6 +115,46 @@ def _hit(rule: Rule, how: str | None) -> ThreatHit:
     )
 
 
+def _lone_zero_width(text: str) -> bool:
+    """Whether the only invisible characters are one zero-width character (or joiners
+    inside emoji sequences): the residue of copy and paste, not a hidden payload."""
+    found = 0
+    for i, char in enumerate(text):
+        if char.isascii() or not is_invisible(char):
+            continue
+        if char not in _LONE_OK:
+            return False
+        if (
+            char == "\u200d"
+            and 0 < i < len(text) - 1
+            and not text[i - 1].isascii()
+            and not text[i + 1].isascii()
+        ):
+            continue  # a joiner between two non-ASCII symbols: an emoji sequence
+        found += 1
+        if found > 1:
+            return False
+    return True
+
+
+def _learned(text: str, mode: ScanMode) -> ThreatHit | None:
+    score = instruction_score(text)
+    threshold = score.threshold + (STRICT_MARGIN if mode == "strict" else 0.0)
+    if score.logit <= threshold:
+        return None
+    kind = score.kind or "override"
+    excerpt = score.window if len(score.window) <= 80 else score.window[:77] + "..."
+    return ThreatHit(
+        pattern_id=f"model_{kind}",
+        category=LEARNED_CATEGORY,
+        message=(
+            f"Blocked: content reads as an instruction to the model ({kind}; learned detector "
+            f"score {score.logit:.2f} over {threshold:.2f}, on {excerpt!r}). "
+            f"{explain(LEARNED_CATEGORY, KIND_WORDING[kind])}"
+        ),
+    )
+
+
 def _invisible(text: str) -> ThreatHit | None:
     char = first_invisible(text)
     if char is None:
@@ -114,10 +171,19 @@ def _invisible(text: str) -> ThreatHit | None:
     )
 
 
-def _hits(text: str, mode: ScanMode) -> Iterator[ThreatHit]:
+def _hits(text: str, mode: ScanMode, learned: bool = True) -> Iterator[ThreatHit]:
     invisible = _invisible(text)
-    if invisible is not None:
+    if invisible is not None and (mode == "strict" or not _lone_zero_width(text)):
         yield invisible
+        invisible = None
+    for hit in _rule_hits(text, mode, learned):
+        if invisible is not None:  # a lone zero-width character counts once something else does
+            yield invisible
+            invisible = None
+        yield hit
+
+
+def _rule_hits(text: str, mode: ScanMode, learned: bool) -> Iterator[ThreatHit]:
     views = _views(text, mode)
     default_views = views if mode == "standard" else _views(text, "standard")
     seen: set[str] = set()
@@ -139,20 +205,32 @@ def _hits(text: str, mode: ScanMode) -> Iterator[ThreatHit]:
                     seen.add(rule.category)
                     yield _hit(rule, how)
                     break
+    if learned:
+        hit = _learned(text, mode)
+        if hit is not None:
+            yield hit
 
 
-def scan_threats(text: str, mode: ScanMode = "standard") -> ThreatHit | None:
-    """The first threat found in ``text``, or ``None`` when it is safe to store."""
-    return next(_hits(text, mode), None)
+def scan_threats(
+    text: str, mode: ScanMode = "standard", *, learned: bool = True
+) -> ThreatHit | None:
+    """The first threat found in ``text``, or ``None`` when it is safe to store.
+
+    ``learned=False`` runs the rules alone (the benchmark's baseline).
+    """
+    return next(_hits(text, mode, learned), None)
 
 
-def find_threats(text: str, mode: ScanMode = "standard") -> list[ThreatHit]:
+def find_threats(
+    text: str, mode: ScanMode = "standard", *, learned: bool = True
+) -> list[ThreatHit]:
     """Every threat found in ``text``, at most one per category, in scan order."""
-    return list(_hits(text, mode))
+    return list(_hits(text, mode, learned))
 
 
 def check_content(text: str, mode: ScanMode = "standard") -> None:
-    """Raise :class:`MemoryThreatError` when ``text`` must not be stored."""
+    """Raise :class:`MemoryThreatError` when ``text`` must not be stored (rules and the
+    learned detector)."""
     if mode == "strict" and len(text) > MAX_SCAN_CHARS:
         raise MemoryThreatError(
             f"Blocked: content is too large to scan ({len(text):,} chars; "

@@ -101,4 +101,5 @@ STRICT_RULES: tuple[Rule, ...] = (
         r"directives|prompt|restrictions)\b",
     ),
     regex("role_pretend", "identity_hijack", r"\bpretend\s+(?:you\s+are|to\s+be|you're)\b"),
+    regex("jailbreak_word", "identity_hijack", r"\bjailbr(?:eak|oken)\b"),
 )
