@@ -55,7 +55,7 @@ def test_readme_main_command_in_a_real_process(tmp_path: Path) -> None:
     for needle in (
         "Compressed: 24 →",
         "messages",
-        "tokens (rough)",
+        "tokens (exact o200k_base)",
         "head ",
         "tool results pruned",
         "summary:",
@@ -82,6 +82,8 @@ def test_under_threshold_says_so_and_writes_the_transcript_unchanged() -> None:
     result = run(str(EXAMPLE))
     assert result.exit_code == 0
     assert "No compression needed" in result.stderr
+    # Proven by the UTF-8 upper bound alone: no tokenizer is loaded for a clear case.
+    assert "tokens (UTF-8 bound)" in result.stderr
     # The loader keeps SWE-agent's message_type as an internal key; output never has those.
     assert json.loads(result.stdout) == for_provider(load_transcript(EXAMPLE))
 
@@ -90,6 +92,45 @@ def test_force_and_focus_and_exact_tokens() -> None:
     result = run(str(EXAMPLE), "--force", "--focus", "TimeDelta rounding", "--exact-tokens")
     assert result.exit_code == 0, result.stderr
     assert "tokens (exact o200k_base)" in result.stderr
+
+
+DENSE = Path(__file__).parent / "data" / "transcripts" / "dense"
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in DENSE.glob("*.json")))
+def test_dense_output_is_never_called_under_the_threshold_on_a_rough_count(
+    name: str, tmp_path: Path
+) -> None:
+    # The case: chars/4 said ~78K of 182K real tokens and "No compression needed".
+    # Each dense file's exact count is 2-7x its rough count; the window puts the threshold
+    # between the two, so a rough decision would leave the transcript alone.
+    from palimpsest.tokens import ExactCounter, RoughCounter
+
+    messages = load_transcript(DENSE / name)
+    rough = RoughCounter().count_messages(messages)
+    exact = ExactCounter().count_messages(messages)
+    window = rough + exact  # threshold 0.5 -> (rough + exact) / 2
+    report = tmp_path / "r.json"
+    result = run(
+        str(DENSE / name),
+        "--context-length",
+        str(window),
+        "--threshold",
+        "0.5",
+        "-o",
+        str(tmp_path / "o.json"),
+        "--report",
+        str(report),
+    )
+    assert "No compression needed" not in result.stderr
+    assert "tokens (exact o200k_base)" in result.stderr
+    data = json.loads(report.read_text())
+    assert data["tokens_before"] == exact and data["token_count"] == "exact"
+    if data["fits"]:
+        out = json.loads((tmp_path / "o.json").read_text())
+        assert ExactCounter().count_messages(out) <= data["fit_target_tokens"]
+    else:
+        assert result.exit_code == 3
 
 
 def test_reads_standard_input() -> None:

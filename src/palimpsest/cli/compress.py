@@ -22,6 +22,7 @@ import typer
 from rich.table import Table
 
 from ..compaction.compressor import CompressionStats, ContextCompressor
+from ..compaction.decided import UNDER_THRESHOLD, DecidedCompaction, compact_decided
 from ..compaction.feedback import summarize_manual_compression
 from ..config import load_settings
 from ..files import replace_file
@@ -52,19 +53,20 @@ def _read_messages(source: str, fmt: str, max_bytes: int) -> list[dict[str, Any]
 
 
 def _report_dict(
-    stats: CompressionStats, compressor: ContextCompressor, elapsed: float, counter: str
+    stats: CompressionStats, compressor: ContextCompressor, elapsed: float, run: DecidedCompaction
 ) -> dict[str, Any]:
     return {
         "compressed": stats.compressed,
         "reason": stats.reason,
-        "token_counter": counter,
+        "token_count": run.after.method,
+        "token_counter": run.after.encoding if run.after.method == "exact" else "utf8-bound",
         "context_length": compressor.context_length,
         "threshold_tokens": compressor.threshold_tokens,
         "tail_token_budget": compressor.tail_token_budget,
         "messages_before": stats.before_messages,
         "messages_after": stats.after_messages,
-        "tokens_before": stats.before_tokens,
-        "tokens_after": stats.after_tokens,
+        "tokens_before": run.before.tokens,
+        "tokens_after": run.after.tokens,
         "savings_pct": round(stats.savings_pct, 2),
         "tool_results_pruned": stats.pruned_count,
         "tool_calls_shrunk": stats.shrunk_calls,
@@ -118,15 +120,16 @@ def _summary_line(report: dict[str, Any]) -> str | None:
     return line
 
 
-def _print_report(report: dict[str, Any], headline: str, note: str | None, counter: str) -> None:
-    kind = "rough" if counter == "rough" else f"exact {counter}"
+def _print_report(
+    report: dict[str, Any], headline: str, note: str | None, run: DecidedCompaction
+) -> None:
     err_console.print(headline, highlight=False)
     table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
     table.add_column("")
     table.add_column("before", justify="right")
     table.add_column("after", justify="right")
     table.add_row("messages", f"{report['messages_before']:,}", f"{report['messages_after']:,}")
-    table.add_row(f"tokens ({kind})", f"{report['tokens_before']:,}", f"{report['tokens_after']:,}")
+    table.add_row(f"tokens ({run.after.label})", run.before.shown(), run.after.shown())
     err_console.print(table)
     if report["compressed"]:
         err_console.print(
@@ -172,7 +175,13 @@ def compress_command(
         TranscriptFormat, typer.Option("--format", help="Input format.")
     ] = TranscriptFormat.auto,
     exact_tokens: Annotated[
-        bool, typer.Option("--exact-tokens", help="Count tokens exactly with o200k_base.")
+        bool,
+        typer.Option(
+            "--exact-tokens",
+            help="Report exact o200k_base counts even where a bound settles the verdict "
+            "(every compress-or-not and fits-or-not decision already uses the exact count "
+            "unless the UTF-8 upper bound proves it).",
+        ),
     ] = False,
     report_path: Annotated[
         Path | None, typer.Option("--report", help="Also write the report as JSON here.")
@@ -268,33 +277,9 @@ def _compress(
             token_counter=counter,
             **overrides,
         )
-        before_tokens = counter.count_messages(messages)
-
         started = time.perf_counter()
-        # Input that does not fit the window is compressed even under the threshold: the
-        # default threshold (85% of a small window, CC-04) can sit above the fit target.
-        too_big = before_tokens > compressor.fit_target_tokens
-        if force or too_big or compressor.should_compress(before_tokens):
-            result = compressor.compress(
-                messages, current_tokens=before_tokens, focus_topic=focus, force=force
-            )
-            stats = compressor.last_stats
-        else:
-            result = messages
-            stats = CompressionStats(
-                before_messages=len(messages),
-                after_messages=len(messages),
-                before_tokens=before_tokens,
-                after_tokens=before_tokens,
-                reason="under threshold",
-                fit_target_tokens=compressor.fit_target_tokens,
-            )
-            stats.fits = before_tokens <= stats.fit_target_tokens
-            if not stats.fits:
-                stats.not_fit_reason = (
-                    f"{before_tokens:,} tokens, over the target of {stats.fit_target_tokens:,}, "
-                    "and under the compaction threshold"
-                )
+        run = compact_decided(compressor, messages, force=force, focus=focus)
+        result, stats = run.result, run.stats
         elapsed = time.perf_counter() - started
 
         text = dump_transcript(result)
@@ -303,12 +288,12 @@ def _compress(
         else:
             replace_file(output, text + "\n", temp_prefix=f".{output.name}.")
 
-        report = _report_dict(stats, compressor, elapsed, counter.name)
-        if stats.reason == "under threshold":
+        report = _report_dict(stats, compressor, elapsed, run)
+        if stats.reason == UNDER_THRESHOLD:
             headline = (
-                f"No compression needed: ~{before_tokens:,} tokens is under the compaction "
-                f"threshold of {compressor.threshold_tokens:,} (context length {window:,}). "
-                "Use --force to compress anyway."
+                f"No compression needed: {run.before.shown()} tokens ({run.before.label}) is "
+                f"under the compaction threshold of {compressor.threshold_tokens:,} "
+                f"(context length {window:,}). Use --force to compress anyway."
             )
             note = None
         elif not stats.compressed:
@@ -325,7 +310,7 @@ def _compress(
                 failure_reason=compressor.last_summary_error,
             )
             headline, note = feedback["headline"], feedback["note"]
-        _print_report(report, headline, note, counter.name)
+        _print_report(report, headline, note, run)
         if not stats.fits:
             err_console.print(
                 f"[bold yellow]warning:[/] the result does not fit {window:,} tokens minus the "
