@@ -500,3 +500,51 @@ def test_real_local_model_over_llama_cpp_server(tmp_path: Path) -> None:
     else:
         assert data["summary_check"] in ("accepted", "retried")
     validate_transcript(json.loads(result.stdout))
+
+
+SWE = Path(__file__).parent / "data" / "transcripts" / "swe-agent"
+
+
+def _long_swe_agent_run(extra: bool) -> list[dict[str, Any]]:
+    """62 real SWE-agent messages (pydicom's head and turns, then the CTF run's turns), or
+    102 with the crypto run's turns too: long runs built from real turns, as issue 23's
+    62-message django run was (that file is not in the shared data)."""
+    pydicom = load_transcript(SWE / "pydicom-1458__gpt4_default.traj")
+    web = load_transcript(SWE / "ctf_web_i_got_id_demo.traj")
+    run = pydicom + web[2:38]
+    if extra:
+        run += web[38:] + load_transcript(SWE / "ctf_crypto_katy.traj")[2:]
+    return for_provider(run)
+
+
+@pytest.mark.parametrize("extra", [False, True])
+def test_forced_compaction_keeps_the_tail_its_budget_allows(tmp_path: Path, extra: bool) -> None:
+    from palimpsest.tokens import message_budget_tokens
+
+    messages = _long_swe_agent_run(extra)
+    source = tmp_path / "long.json"
+    source.write_text(json.dumps(messages))
+    report = tmp_path / "r.json"
+    result = run(str(source), "--force", "-o", str(tmp_path / "o.json"), "--report", str(report))
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(report.read_text())
+    out = json.loads((tmp_path / "o.json").read_text())
+    tail = out[len(out) - data["tail_messages"] :]
+    # The summary may be merged into the first tail message: not part of what was kept.
+    kept = (
+        sum(message_budget_tokens(m) for m in tail)
+        - data["summary_tokens"] * data["summary_merged"]
+    )
+    rest = sum(message_budget_tokens(m) for m in messages[data["head_messages"] :])
+    assert data["tail_token_budget"] == 20_000
+    if not extra:
+        # 62 messages, ~14K after the head: all of it fits the 20K budget, so the forced
+        # compaction keeps all but ~2K to summarize (before: tail 3).
+        assert len(messages) == 62
+        assert data["tail_messages"] >= 10 and rest - 4_000 <= kept <= rest - 2_000
+    else:
+        # ~21K after the head: over the budget, under its 1.5x ceiling; the tail is
+        # budget-shaped (before: the three-message fallback).
+        assert rest > 20_000
+        assert rest - 4_000 < kept <= min(20_000, rest - 2_000)
+    assert f"tail {data['tail_messages']} messages" in result.stderr

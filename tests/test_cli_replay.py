@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from conftest import SHARED_TRANSCRIPTS
+from conftest import REAL_TRANSCRIPTS, SHARED_SETS
 from palimpsest import load_transcript
 from palimpsest.cli.app import app
 from palimpsest.messages import validate_transcript
@@ -20,7 +20,9 @@ from palimpsest.tokens import estimate_messages_tokens_rough
 
 runner = CliRunner()
 
-TRANSCRIPTS = sorted(p for p in SHARED_TRANSCRIPTS.rglob("*") if p.is_file())
+TRANSCRIPTS = sorted(
+    p for folder in SHARED_SETS for p in (REAL_TRANSCRIPTS / folder).iterdir() if p.is_file()
+)
 LONG = 4000
 """Transcripts larger than this (rough tokens) must compact at least once in their window."""
 
@@ -130,7 +132,7 @@ def test_native_calls_get_their_recorded_results(tmp_path: Path) -> None:
 
 
 def test_text_actions_send_the_observation_as_the_next_user_message(tmp_path: Path) -> None:
-    path = SHARED_TRANSCRIPTS / "mini-swe-agent" / "local.traj.json"
+    path = REAL_TRANSCRIPTS / "mini-swe-agent" / "local.traj.json"
     db = tmp_path / "r.db"
     result = runner.invoke(
         app, ["replay", str(path), "--context-length", "20000", "--db", str(db), "--json"]
@@ -145,7 +147,7 @@ def test_text_actions_send_the_observation_as_the_next_user_message(tmp_path: Pa
 
 
 def test_the_text_timeline(tmp_path: Path) -> None:
-    path = SHARED_TRANSCRIPTS / "swe-agent" / "ctf_web_i_got_id_demo.traj"
+    path = REAL_TRANSCRIPTS / "swe-agent" / "ctf_web_i_got_id_demo.traj"
     result = runner.invoke(
         app,
         [
