@@ -139,8 +139,35 @@ def test_a_corrupt_database_is_reported_not_deleted(isolated_home: Path) -> None
     db = isolated_home / "state.db"
     db.write_bytes(b"garbage" * 1000)
     code, _, err = invoke("list")
-    assert code == 1 and "damaged" in err and str(db) in err
+    assert code == 1 and "not an SQLite database" in err and str(db) in err
+    assert "Move it aside" in err and "verify --repair" not in err  # no loop
+    code, _, err = invoke("verify", "--repair")
+    assert code == 1 and "not an SQLite database" in err and "verify --repair" not in err
     assert db.read_bytes() == b"garbage" * 1000
+    db.rename(db.with_suffix(".db.not-sqlite"))  # what the message says to do
+    assert invoke("list")[0] == 0
+
+
+def test_verify_repair_on_a_file_sqlite_cannot_open_says_what_it_did(
+    isolated_home: Path,
+) -> None:
+    with SessionStore() as store:
+        store.create_session("20260101_000000_aaaaaa", "cli")
+        store.append_message("20260101_000000_aaaaaa", "user", "hello")
+    db = isolated_home / "state.db"
+    data = bytearray(db.read_bytes())
+    data[16:18] = b"\x00\x03"  # an impossible page size: SQLite refuses the file
+    db.write_bytes(bytes(data))
+    code, _, err = invoke("list")
+    assert code == 1 and "damaged" in err
+    code, _, err = invoke("verify")
+    assert code == 1 and "--repair tries to recover its rows" in err
+    code, _, err = invoke("verify", "--repair")
+    assert code == 1 and "trying to recover its rows into a new file" in err
+    # Either rows came back into a new file, or it says plainly that none could.
+    assert "recovered " in err or "nothing could be recovered" in err
+    assert "Run 'palimpsest sessions verify --repair'" not in err.split("recover its rows")[1]
+    assert db.read_bytes() == bytes(data)
 
 
 def test_the_installed_command_runs(chain: Path) -> None:

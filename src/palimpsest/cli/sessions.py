@@ -16,7 +16,7 @@ import json
 import sys
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -25,14 +25,16 @@ from rich.table import Table
 from rich.text import Text
 
 from ..config import Settings, load_settings
-from ..errors import DuplicateTranscriptError
+from ..errors import DatabaseCorruptError, DuplicateTranscriptError
 from ..messages import dump_transcript, render_content
 from ..safety.redact import redact_value
+from ..storage.failures import is_not_sqlite
+from ..storage.recovery import recover_rows
 from ..storage.session_admin import resolve_prefix
 from ..storage.sessions import SessionStore, default_db_path
 from ..storage.transfer import import_stream
 from ..usage import format_token_pair, format_token_total
-from .common import TranscriptFormat, err_console, handle_errors
+from .common import RUN_ERROR_EXIT, TranscriptFormat, err_console, fail, handle_errors
 
 __all__ = ["ALREADY_IMPORTED_EXIT", "open_store", "resolve_id", "sessions_app"]
 
@@ -313,22 +315,65 @@ def verify_command(
     ] = False,
 ) -> None:
     """Check the database, its indexes and its rows; exit 1 when a problem remains."""
-    with handle_errors(), open_store() as store:
+    with handle_errors():
+        path = db_path()
+        try:
+            store = open_store()
+        except DatabaseCorruptError as exc:
+            _cannot_open(path, exc, repair)
+    with handle_errors(), store:
         problems = store.verify()
         if problems and repair:
             for line in store.repair():
-                err_console.print(f"repair: {line}")
+                err_console.print(f"repair: {line}", highlight=False)
             problems = store.verify()
         elif store.read_only:
             err_console.print(f"note: opened read-only ({store.read_only_reason})")
         counts = (store.session_count(), store.message_count())
     if problems:
         for problem in problems:
-            err_console.print(f"problem: {problem}")
+            err_console.print(f"problem: {problem}", highlight=False)
         if not repair:
             err_console.print("run 'palimpsest sessions verify --repair' to rebuild what can be")
+        else:
+            err_console.print(
+                "what is left cannot be rebuilt from the rows: restore those rows (or the "
+                f"file) from a backup, or move {path} aside to start a new store",
+                highlight=False,
+            )
         raise typer.Exit(1)
     typer.echo(f"ok: {counts[0]} sessions, {counts[1]} messages, {store.path}")
+
+
+def _cannot_open(path: Path, exc: DatabaseCorruptError, repair: bool) -> NoReturn:
+    """A store SQLite cannot open: not SQLite at all (say so), or damaged in its structure
+    (with ``--repair``, copy what SQLite can still read into a new file beside it)."""
+    if is_not_sqlite(path) or not repair:
+        hint = "" if is_not_sqlite(path) else " (--repair tries to recover its rows)"
+        fail(f"{exc}{hint}", RUN_ERROR_EXIT)
+    err_console.print(
+        f"problem: SQLite cannot open {path}, so its indexes cannot be rebuilt in place; "
+        "trying to recover its rows into a new file (the damaged one is left as it is)",
+        highlight=False,
+    )
+    found = recover_rows(path)
+    if found.target is None:
+        fail(
+            f"nothing could be recovered: {found.reason}. Restore {path.name} from a backup, "
+            f"or move it aside (mv {path} {path}.damaged) and a new, empty store is created",
+            RUN_ERROR_EXIT,
+        )
+    lost = (
+        f", and {found.lost:,} rows whose table could not be told (in table lost_and_found)"
+        if found.lost
+        else ""
+    )
+    fail(
+        f"recovered {found.sessions:,} sessions and {found.messages:,} messages{lost} into "
+        f"{found.target}. To use it: mv {path} {path}.damaged && mv {found.target} {path}, "
+        "then run 'palimpsest sessions verify --repair' to rebuild its indexes",
+        RUN_ERROR_EXIT,
+    )
 
 
 # `sessions search` lives in .sessions_search, which registers itself on sessions_app
