@@ -52,7 +52,15 @@ def test_compress_writes_the_tj02_output_metrics_and_a_summary(
 ) -> None:
     source = dataset(tmp_path / "data.jsonl", 6)
     (tmp_path / "cfg.yaml").write_text(CONFIG)
-    done = cli(isolated_home, str(source), "--config", "cfg.yaml", "--workers", "1", cwd=tmp_path)
+    done = cli(
+        isolated_home,
+        str(source),
+        "--trajectory-config",
+        "cfg.yaml",
+        "--workers",
+        "1",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     out = tmp_path / "data_compressed.jsonl"
     entries = [json.loads(line) for line in out.read_text().splitlines()]
@@ -70,7 +78,7 @@ def test_compress_writes_the_tj02_output_metrics_and_a_summary(
     [
         (["missing.jsonl"], None, "missing.jsonl: no such file or directory"),
         (
-            ["data.jsonl", "--config", "cfg.yaml"],
+            ["data.jsonl", "--trajectory-config", "cfg.yaml"],
             "compression:\n  target_max_tokns: 5\n",
             "unknown key 'compression.target_max_tokns'",
         ),
@@ -110,7 +118,16 @@ def test_a_run_killed_at_a_random_point_resumes_to_identical_output(
 ) -> None:
     source = dataset(tmp_path / "data.jsonl", 240)
     (tmp_path / "cfg.yaml").write_text(CONFIG)
-    args = [str(source), "--config", "cfg.yaml", "--workers", "1", "--chunk-size", "16", "--quiet"]
+    args = [
+        str(source),
+        "--trajectory-config",
+        "cfg.yaml",
+        "--workers",
+        "1",
+        "--chunk-size",
+        "16",
+        "--quiet",
+    ]
     whole = cli(isolated_home, *args, "-o", "whole.jsonl", "--metrics", "whole.json", cwd=tmp_path)
     assert whole.returncode == 0, whole.stderr
 

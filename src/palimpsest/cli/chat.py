@@ -35,9 +35,9 @@ from ..providers.base import ChatModel
 from ..providers.connect import connect
 from ..safety.redact import redact
 from ..storage.sessions import SessionStore
-from .common import fail, handle_errors
+from .common import CONTEXT_LENGTH_HELP, context_length_of, fail, handle_errors
 from .render import EventRenderer, short_id, status_line
-from .sessions import open_store
+from .sessions import DbOption, open_store
 
 if TYPE_CHECKING:
     from ..agent.loop import Agent
@@ -190,7 +190,7 @@ def _tools_root(tools: list[str]) -> Path | None:
 def _open_store(db: Path | None) -> SessionStore:
     """``--db``, else the store every command uses (``store.path`` from config, else
     ``$PALIMPSEST_HOME/state.db``)."""
-    return SessionStore(db) if db is not None else open_store()
+    return open_store(db)
 
 
 def _resume_id(store: SessionStore, session: str | None) -> str | None:
@@ -238,15 +238,9 @@ def chat_command(
         ),
     ] = None,
     context_length: Annotated[
-        int | None,
-        typer.Option("--context-length", min=1, help="Model window in tokens."),
+        int | None, typer.Option("--context-length", min=1, help=CONTEXT_LENGTH_HELP)
     ] = None,
-    db: Annotated[
-        Path | None,
-        typer.Option(
-            "--db", help="Session database (default: store.path, else $PALIMPSEST_HOME/state.db)."
-        ),
-    ] = None,
+    db: DbOption = None,
 ) -> None:
     """Talk to an agent that keeps its conversation inside the window."""
     with suppress(ImportError):  # not on every platform
@@ -266,7 +260,7 @@ def chat_command(
                 chat_model,
                 store=store,
                 memory=_memory(settings),
-                context_length=context_length or settings.model.context_length,
+                context_length=context_length_of(context_length, settings.model.context_length),
                 session_id=resume,
                 source="cli",
                 workdir=workdir,

@@ -30,15 +30,22 @@ from ..messages import dump_transcript, load_transcript, validate_transcript
 from ..messages.formats import DEFAULT_MAX_INPUT_BYTES
 from ..summarizers.configured import summarizer_from_settings
 from ..tokens import ExactCounter, RoughCounter, TokenCounter
-from .common import TranscriptFormat, err_console, fail, handle_errors
+from .common import (
+    CONTEXT_LENGTH_HELP,
+    DEFAULT_CONTEXT_LENGTH,
+    TranscriptFormat,
+    context_length_of,
+    err_console,
+    fail,
+    handle_errors,
+    is_stdout,
+)
 
 __all__ = ["DEFAULT_CONTEXT_LENGTH", "NOT_FIT_EXIT", "compress_command"]
 
 NOT_FIT_EXIT = 3
 """Exit status when the result was written but does not fit the window minus the reserve."""
 
-DEFAULT_CONTEXT_LENGTH = 200_000
-"""Window assumed when neither ``--context-length`` nor ``model.context_length`` is set."""
 
 FORMATS = tuple(f.value for f in TranscriptFormat)
 
@@ -152,15 +159,11 @@ def _print_report(
 def compress_command(
     input: Annotated[str, typer.Argument(help="Transcript file, or - for standard input.")],
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write the result here instead of stdout.")
+        Path | None,
+        typer.Option("--output", "-o", help="Write the result here (- or none: stdout)."),
     ] = None,
     context_length: Annotated[
-        int | None,
-        typer.Option(
-            "--context-length",
-            min=1,
-            help="Model window in tokens (default: model.context_length, else 200,000).",
-        ),
+        int | None, typer.Option("--context-length", min=1, help=CONTEXT_LENGTH_HELP)
     ] = None,
     threshold: Annotated[
         float | None,
@@ -187,7 +190,7 @@ def compress_command(
         Path | None, typer.Option("--report", help="Also write the report as JSON here.")
     ] = None,
     force: Annotated[
-        bool, typer.Option("--force", help="Compress even when under the threshold.")
+        bool, typer.Option("--force", "-f", help="Compress even when under the threshold.")
     ] = False,
     config: Annotated[
         Path | None,
@@ -217,11 +220,19 @@ def compress_command(
         str | None,
         typer.Option("--base-url", help="Server of an openai-compatible --model (ending in /v1)."),
     ] = None,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json", help="Print the report as JSON on stdout (the transcript then needs -o FILE)."
+        ),
+    ] = False,
 ) -> None:
     """Compress a transcript: prune old tool output, summarize the middle, keep head and tail.
 
     Exits 3 when the result does not fit the window minus the output reserve.
     """
+    if as_json and is_stdout(output):
+        fail("--json prints the report on stdout: write the transcript elsewhere with -o FILE")
     try:
         fits = _compress(
             input,
@@ -237,6 +248,7 @@ def compress_command(
             max_input_mb,
             model,
             base_url,
+            as_json,
         )
     except RecursionError:
         fail("the input is nested too deeply to be a transcript")
@@ -258,6 +270,7 @@ def _compress(
     max_input_mb: float | None,
     model: str | None,
     base_url: str | None,
+    as_json: bool = False,
 ) -> bool:
     with handle_errors():
         settings = load_settings(config)
@@ -265,7 +278,7 @@ def _compress(
         max_bytes = int(limit_mb * 1_048_576) if limit_mb else DEFAULT_MAX_INPUT_BYTES
         messages = _read_messages(input, fmt, max_bytes)
         counter: TokenCounter = ExactCounter("o200k_base") if exact_tokens else RoughCounter()
-        window = context_length or settings.model.context_length or DEFAULT_CONTEXT_LENGTH
+        window = context_length_of(context_length, settings.model.context_length)
         overrides: dict[str, Any] = {"quiet_mode": True}
         if threshold is not None:
             overrides["threshold_percent"] = threshold
@@ -283,7 +296,7 @@ def _compress(
         elapsed = time.perf_counter() - started
 
         text = dump_transcript(result)
-        if output is None:
+        if output is None or is_stdout(output):
             sys.stdout.write(text + ("" if text.endswith("\n") else "\n"))
         else:
             replace_file(output, text + "\n", temp_prefix=f".{output.name}.")
@@ -310,7 +323,10 @@ def _compress(
                 failure_reason=compressor.last_summary_error,
             )
             headline, note = feedback["headline"], feedback["note"]
-        _print_report(report, headline, note, run)
+        if as_json:
+            sys.stdout.write(json.dumps(report, indent=2) + "\n")
+        else:
+            _print_report(report, headline, note, run)
         if not stats.fits:
             err_console.print(
                 f"[bold yellow]warning:[/] the result does not fit {window:,} tokens minus the "

@@ -34,7 +34,14 @@ from ..storage.session_admin import resolve_prefix
 from ..storage.sessions import SessionStore, default_db_path
 from ..storage.transfer import import_stream
 from ..usage import format_token_pair, format_token_total
-from .common import RUN_ERROR_EXIT, TranscriptFormat, err_console, fail, handle_errors
+from .common import (
+    RUN_ERROR_EXIT,
+    TranscriptFormat,
+    err_console,
+    fail,
+    handle_errors,
+    is_stdout,
+)
 
 __all__ = ["ALREADY_IMPORTED_EXIT", "open_store", "resolve_id", "sessions_app"]
 
@@ -62,17 +69,30 @@ IdArgument = Annotated[
 ]
 
 
-def db_path(settings: Settings | None = None) -> Path:
-    """The store file the CLI uses: ``store.path`` from config, else ``<home>/state.db``."""
+DbOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--db",
+        help="Session database to use (default: store.path from the config, else "
+        "state.db in $PALIMPSEST_HOME).",
+    ),
+]
+
+
+def db_path(settings: Settings | None = None, *, db: Path | None = None) -> Path:
+    """The store file the CLI uses: ``--db``, else ``store.path`` from config, else
+    ``<home>/state.db``."""
+    if db is not None:
+        return db.expanduser()
     configured = (settings or load_settings()).store.path
     return Path(configured).expanduser() if configured else default_db_path()
 
 
-def open_store() -> SessionStore:
+def open_store(db: Path | None = None) -> SessionStore:
     """The store at :func:`db_path`, in the configured full-text layout."""
     settings = load_settings()
     return SessionStore(
-        db_path(settings),
+        db_path(settings, db=db),
         fts_layout=settings.store.fts_layout,
         background_upkeep=settings.store.background_upkeep,
     )
@@ -114,9 +134,10 @@ def list_command(
         bool, typer.Option("--all", help="Also list sub-agent and continuation sessions.")
     ] = False,
     as_json: JsonOption = False,
+    db: DbOption = None,
 ) -> None:
     """One row per conversation, newest first (compression chains shown as their tip)."""
-    with handle_errors(), open_store() as store:
+    with handle_errors(), open_store(db) as store:
         found = store.list_sessions(limit, offset, source, include_children=all_)
         stored = store.session_count() if not found else len(found)
     # Titles, previews, prompts: a listing shows them to whoever looks, so nothing verbatim.
@@ -172,9 +193,10 @@ def show_command(
     as_json: JsonOption = False,
     width: Annotated[int, typer.Option(help="Characters of each message to show.")] = 200,
     redact: RedactOption = False,
+    db: DbOption = None,
 ) -> None:
     """A session's details and its messages (verbatim unless --redact)."""
-    with handle_errors(), open_store() as store:
+    with handle_errors(), open_store(db) as store:
         sid = resolve_id(store, session_id)
         session = store.require_session(sid)
         messages = store.get_messages(sid)
@@ -217,9 +239,12 @@ def show_command(
 
 
 @sessions_app.command("tip")
-def tip_command(session_id: IdArgument) -> None:
+def tip_command(
+    session_id: IdArgument,
+    db: DbOption = None,
+) -> None:
     """The latest compression continuation of a session (the id to resume)."""
-    with handle_errors(), open_store() as store:
+    with handle_errors(), open_store(db) as store:
         tip = store.get_compression_tip(resolve_id(store, session_id))
     typer.echo(tip)
 
@@ -230,7 +255,7 @@ def import_command(
         str, typer.Argument(metavar="FILE", help="Transcript file to store, or - for stdin.")
     ],
     format: Annotated[
-        TranscriptFormat, typer.Option("--format", "-f", help="Transcript format.")
+        TranscriptFormat, typer.Option("--format", help="Transcript format.")
     ] = TranscriptFormat.auto,
     source: Annotated[str, typer.Option(help="Platform recorded for the session.")] = "import",
     title: Annotated[
@@ -241,13 +266,14 @@ def import_command(
         typer.Option("--again", help="Store another copy of a transcript imported before."),
     ] = False,
     as_json: JsonOption = False,
+    db: DbOption = None,
 ) -> None:
     """Store a transcript as a new, searchable session and print its id.
 
     The same content imported twice is reported with the session that holds it
     (exit 3) unless --again.
     """
-    with handle_errors(), open_store() as store:
+    with handle_errors(), open_store(db) as store:
         try:
             if file == "-":
                 sid = import_stream(
@@ -276,20 +302,21 @@ def import_command(
 def export_command(
     session_id: IdArgument,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
+        Path | None, typer.Option("--output", "-o", help="Write here (- or none: stdout).")
     ] = None,
     chain: Annotated[
         bool, typer.Option("--chain", help="The whole compression chain's original messages.")
     ] = False,
     redact: RedactOption = False,
+    db: DbOption = None,
 ) -> None:
     """A session as an OpenAI-format JSON transcript (verbatim unless --redact)."""
-    with handle_errors(), open_store() as store:
+    with handle_errors(), open_store(db) as store:
         messages = store.export_session(resolve_id(store, session_id), chain=chain)
         if redact:
             messages = redact_value(messages)
         text = dump_transcript(messages) + "\n"
-        if output is None:
+        if output is None or is_stdout(output):
             sys.stdout.write(text)
         else:
             output.write_text(text, encoding="utf-8")
@@ -297,10 +324,10 @@ def export_command(
 
 
 @sessions_app.command("path")
-def path_command() -> None:
+def path_command(db: DbOption = None) -> None:
     """Print the database file's path (it may not exist yet)."""
     with handle_errors():
-        typer.echo(str(db_path()))
+        typer.echo(str(db_path(db=db)))
 
 
 @sessions_app.command("verify")
@@ -313,12 +340,13 @@ def verify_command(
             "list rows that cannot be read (they are kept).",
         ),
     ] = False,
+    db: DbOption = None,
 ) -> None:
     """Check the database, its indexes and its rows; exit 1 when a problem remains."""
     with handle_errors():
-        path = db_path()
+        path = db_path(db=db)
         try:
-            store = open_store()
+            store = open_store(db)
         except DatabaseCorruptError as exc:
             _cannot_open(path, exc, repair)
     with handle_errors(), store:

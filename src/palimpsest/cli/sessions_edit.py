@@ -32,9 +32,15 @@ from ..config import load_settings
 from ..storage.session_admin import Family, delete_sessions, family
 from ..storage.sessions import SessionStore
 from ..summarizers.configured import summarizer_from_settings
-from .common import RUN_ERROR_EXIT, err_console, fail, handle_errors
-from .compress import DEFAULT_CONTEXT_LENGTH
-from .sessions import IdArgument, JsonOption, open_store, resolve_id, sessions_app
+from .common import (
+    CONTEXT_LENGTH_HELP,
+    RUN_ERROR_EXIT,
+    context_length_of,
+    err_console,
+    fail,
+    handle_errors,
+)
+from .sessions import DbOption, IdArgument, JsonOption, open_store, resolve_id, sessions_app
 
 __all__ = ["compress_session_command", "delete_command"]
 
@@ -72,9 +78,10 @@ def delete_command(
         ),
     ] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    db: DbOption = None,
 ) -> None:
     """Delete a session and its messages (with --chain, its whole lineage)."""
-    with handle_errors(), open_store() as store:
+    with handle_errors(), open_store(db) as store:
         sid = resolve_id(store, session_id)
         with store.connection_for_reads() as con:
             links = family(con, sid)
@@ -114,12 +121,7 @@ def compress_session_command(
         str | None, typer.Option("--focus", help="Topic the summary should keep in detail.")
     ] = None,
     context_length: Annotated[
-        int | None,
-        typer.Option(
-            "--context-length",
-            min=1,
-            help="Model window in tokens (default: model.context_length, else 200,000).",
-        ),
+        int | None, typer.Option("--context-length", min=1, help=CONTEXT_LENGTH_HELP)
     ] = None,
     base_url: Annotated[
         str | None,
@@ -130,13 +132,14 @@ def compress_session_command(
         typer.Option("--force", "-f", help="Compress even when under the threshold."),
     ] = False,
     as_json: JsonOption = False,
+    db: DbOption = None,
 ) -> None:
     """Compact a stored session into a linked continuation and print the new id.
 
     Like ``compress``, a session under the compaction threshold is left alone unless
     ``--force``.
     """
-    with handle_errors(), open_store() as store:
+    with handle_errors(), open_store(db) as store:
         sid = resolve_id(store, session_id)
         tip = store.get_compression_tip(sid)
         if tip != sid:
@@ -199,7 +202,7 @@ def _compact(
     settings = load_settings()
     session = store.require_session(sid)
     messages = store.get_messages(sid)
-    window = context_length or settings.model.context_length or DEFAULT_CONTEXT_LENGTH
+    window = context_length_of(context_length, settings.model.context_length)
     compressor = ContextCompressor.from_settings(
         settings,
         context_length=window,

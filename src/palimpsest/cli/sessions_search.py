@@ -29,7 +29,7 @@ from ..storage.fts_query import SearchPlan, build_search, clean_query, run_searc
 from ..storage.schema import fts_support
 from ..storage.search_text import Snippet, hit_snippets
 from .common import err_console, fail, handle_errors
-from .sessions import JsonOption, console, open_store, sessions_app
+from .sessions import DbOption, JsonOption, console, open_store, sessions_app
 
 __all__ = ["search_command"]
 
@@ -100,6 +100,7 @@ def search_command(
     sql: Annotated[
         bool, typer.Option("--sql", help="Print the SQL that would run, and exit.")
     ] = False,
+    db: DbOption = None,
 ) -> None:
     """Search every stored message (BM25 ranking; CJK text through the trigram index)."""
     if not clean_query(query):
@@ -119,7 +120,7 @@ def search_command(
         has_fts, has_trigram = fts_support(apsw.Connection(":memory:"))
         _print_sql(build_search(query, has_fts=has_fts, has_trigram=has_trigram, **options))
         return
-    with handle_errors(), open_store() as store:
+    with handle_errors(), open_store(db) as store:
         plan = build_search(
             query,
             has_fts=store.has_fts5,
