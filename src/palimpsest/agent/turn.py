@@ -175,10 +175,14 @@ def preflight(agent: Agent) -> Flow:
     engine = agent.compressor
     if not agent.compression_enabled:
         return
-    if len(agent.messages) <= engine.protect_first_n + engine.protect_last_n + 1:
-        return  # AL-03: too short to have a middle worth compacting
     estimate = agent.estimate_request()
     if estimate < engine.threshold_tokens:
+        return
+    # AL-03 (too short to have a middle worth compacting) is decided by tokens, as the
+    # compressor's own tail walk does: on a small window a few long turns fill it long
+    # before protect_first_n + protect_last_n + 1 messages exist, and a message count
+    # would let the request overflow instead.
+    if not engine.has_content_to_compress(agent.messages):
         return
     if agent.profile == "refined" and engine.should_defer_preflight_to_real_usage(estimate):
         return
