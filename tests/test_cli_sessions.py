@@ -263,3 +263,38 @@ def test_bad_stdin_is_one_line() -> None:
     result = run_cli("sessions", "import", "-", stdin="{not json")
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
     assert "<stdin>" in result.stderr
+
+
+def test_a_short_handle_is_accepted_wherever_an_id_is(chain: Path) -> None:
+    # The id's last part, as `sessions list` shows it in bold; a unique prefix of it too.
+    assert invoke("tip", "aaaaaa")[1].strip() == "20260101_100000_bbbbbb"
+    assert invoke("tip", "aaa")[1].strip() == "20260101_100000_bbbbbb"
+    code, out, _ = invoke("show", "bbbb", "--json")
+    assert code == 0 and json.loads(out)["session"]["id"] == "20260101_100000_bbbbbb"
+    with SessionStore() as store:
+        store.create_session("20260103_000000_aaazzz", "cli")
+        assert store.resolve_session_id("aaaz") == "20260103_000000_aaazzz"
+        assert store.resolve_session_id("aaa") is None  # two handles start with it
+    code, _, err = invoke("tip", "aaa")
+    assert code == 2 and "20260103_000000_aaazzz" in err
+
+
+def test_list_shows_unknown_usage_as_unknown_never_zero(isolated_home: Path) -> None:
+    with SessionStore() as store:
+        store.create_session("20260101_000000_import", "import", title="Imported")
+        store.append_message("20260101_000000_import", "user", "hi")
+        store.create_session("20260101_000001_silent", "cli", title="Silent server")
+        store.append_message("20260101_000001_silent", "user", "hi")
+        for _ in range(12):
+            store.record_usage("20260101_000001_silent", None, 0.0, model="local")
+    code, out, _ = invoke("list")
+    assert code == 0
+    rows = {
+        line.split("│")[2].strip().split(" ")[0]: line
+        for line in out.splitlines()
+        if "│" in line and ("Imported" in line or "Silent" in line)
+    }
+    imported, silent = rows["Imported"], rows["Silent"]
+    assert "–" in imported and " 0 " not in imported
+    assert "unknown" in silent and "$0" not in silent and "calls unreported" not in silent
+    assert "no model calls recorded" in out

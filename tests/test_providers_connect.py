@@ -81,7 +81,8 @@ def test_missing_sdk_names_the_extra(monkeypatch: pytest.MonkeyPatch) -> None:
     with pytest.raises(MissingDependencyError) as info:
         connect("openai:gpt-4o", api_key="sk")
     assert info.value.extra == "openai"
-    assert "pip install 'palimpsest[openai]'" in str(info.value)
+    assert "pip install 'openai>=1.40'" in str(info.value)
+    assert "palimpsest[" not in str(info.value)  # that PyPI name is another project
     monkeypatch.setitem(sys.modules, "anthropic", None)
     with pytest.raises(MissingDependencyError, match=r"palimpsest\[anthropic\]"):
         connect("anthropic:claude-sonnet-4-6", api_key="sk")

@@ -30,10 +30,10 @@ from ..messages import dump_transcript, render_content
 from ..safety.redact import redact_value
 from ..storage.failures import is_not_sqlite
 from ..storage.recovery import recover_rows
-from ..storage.session_admin import resolve_prefix
+from ..storage.session_admin import handle_of, resolve_prefix
 from ..storage.sessions import SessionStore, default_db_path
 from ..storage.transfer import import_stream
-from ..usage import format_token_pair, format_token_total
+from ..usage import format_token_pair
 from .common import (
     RUN_ERROR_EXIT,
     TranscriptFormat,
@@ -65,7 +65,12 @@ RedactOption = Annotated[
     ),
 ]
 IdArgument = Annotated[
-    str, typer.Argument(metavar="ID", help="Session id (or a unique prefix of one).")
+    str,
+    typer.Argument(
+        metavar="ID",
+        help="Session id, a unique prefix of one, or its short handle (the last part, "
+        "shown in bold by 'sessions list').",
+    ),
 ]
 
 
@@ -160,17 +165,42 @@ def list_command(
         label.append(f" [{row['source']}]", style="dim")
         if row["preview"]:
             label.append("\n" + row["preview"], style="dim")
+        tokens, cost = _list_usage(row)
+        handle = handle_of(row["id"])
+        sid = Text(row["id"][: len(row["id"]) - len(handle)], style="dim")
+        sid.append(handle, style="bold")  # the short handle any command accepts
         table.add_row(
-            row["id"],
+            sid,
             label,
             str(row["message_count"] or 0),
-            format_token_total(
-                row["total_tokens"], row.get("unreported_calls") or 0, row["api_call_count"]
-            ),
-            _cost(row["estimated_cost_usd"]),
+            tokens,
+            cost,
             _short(row["last_active"]),
         )
     console.print(table)
+    if any(not row["api_call_count"] or row.get("unreported_calls") for row in found):
+        console.print(
+            "[dim]–: no model calls recorded (an imported session); ≥: some calls reported no "
+            "usage, unknown: none did ('sessions show ID' has the counts)[/]",
+            highlight=False,
+        )
+
+
+def _list_usage(row: dict[str, Any]) -> tuple[str, str]:
+    """Short token and cost cells for ``sessions list``: the figure, ``≥`` the figure when
+    some calls reported no usage, ``unknown`` when none did, ``–`` when no model call was
+    recorded at all (an imported session: unknown, never 0)."""
+    calls = row["api_call_count"] or 0
+    unreported = row.get("unreported_calls") or 0
+    if not calls:
+        return "–", "–"
+    if unreported >= calls:
+        return "unknown", "unknown"
+    tokens = f"{row['total_tokens'] or 0:,}"
+    cost = _cost(row["estimated_cost_usd"]) or "unknown"
+    if unreported:
+        return f"≥{tokens}", f"≥{cost}" if cost != "unknown" else cost
+    return tokens, cost
 
 
 def _nothing_listed(stored: int, source: str | None, offset: int) -> str:
