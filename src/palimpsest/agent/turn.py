@@ -94,6 +94,19 @@ def _turn(agent: Agent, user_message: str) -> Flow:
         try:
             call = ModelCall(request, agent.tools.schemas(), max_tokens, stream=agent.stream)
             completion: Completion = yield call
+            if (
+                call.stream
+                and _silent(completion)
+                and estimate >= agent.compressor.threshold_tokens
+            ):
+                # HTTP 200, then a stream that ended with nothing (llama.cpp reports an
+                # oversized prompt as an error event the SDK skips): on a request at the
+                # threshold that is an overflow, recovered like any other.
+                raise ContextOverflowError(
+                    "the server answered but the stream ended with no reply and no finish "
+                    f"reason, on a request of ~{estimate:,} tokens: read as a context "
+                    "overflow reported inside the stream"
+                )
         except OutputLimitError as exc:
             smaller = smaller_max_tokens(exc, max_tokens)
             recovery.output_retries += 1
@@ -167,6 +180,17 @@ def _failed(exc: ProviderError) -> TurnEnd:
         completed=False,
         error=redact(f"The model call failed{status}: {exc}"),
         details={"error_type": type(exc).__name__},
+    )
+
+
+def _silent(completion: Completion) -> bool:
+    """A reply with no text, no calls, no finish reason and no usage: the stream carried
+    nothing a model wrote."""
+    return not (
+        (completion.content or "").strip()
+        or completion.tool_calls
+        or completion.finish_reason
+        or completion.usage is not None
     )
 
 
