@@ -28,6 +28,7 @@ from ..safety.redact import redact
 from ..storage.fts_query import SearchPlan, build_search, clean_query, run_search
 from ..storage.schema import fts_support
 from ..storage.search_text import Snippet, hit_snippets
+from ..storage.session_admin import handle_of
 from .common import err_console, fail, handle_errors
 from .sessions import DbOption, JsonOption, console, open_store, sessions_app
 
@@ -60,6 +61,35 @@ def _when(epoch: Any) -> str:
         return datetime.fromtimestamp(float(epoch)).strftime("%Y-%m-%d")
     except (TypeError, ValueError, OverflowError, OSError):
         return ""
+
+
+def _message_number(con: apsw.Connection, hit: dict[str, Any]) -> int | None:
+    """The hit's index in its session, as ``sessions show`` numbers messages (from 0)."""
+    if hit.get("id") is None:
+        return None
+    row = con.execute(
+        "SELECT count(*) FROM messages WHERE session_id = ? AND id <= ?",
+        (hit["session_id"], hit["id"]),
+    ).fetchone()
+    return int(row[0]) - 1 if row else None
+
+
+def _distinct(
+    hits: list[dict[str, Any]], snippets: list[Snippet]
+) -> list[tuple[dict[str, Any], Snippet, list[dict[str, Any]]]]:
+    """One row per distinct (role, snippet text): a continuation carries its parent's tail
+    and an agent may print the same output twice, and identical rows say nothing twice.
+    Each row keeps the other hits with that text, to be named on it."""
+    rows: list[tuple[dict[str, Any], Snippet, list[dict[str, Any]]]] = []
+    seen: dict[tuple[str, str], int] = {}
+    for hit, snippet in zip(hits, snippets, strict=True):
+        key = (str(hit["role"]), str(hit["snippet"]))
+        if key in seen:
+            rows[seen[key]][2].append(hit)
+            continue
+        seen[key] = len(rows)
+        rows.append((hit, snippet, []))
+    return rows
 
 
 class MatchMode(enum.StrEnum):
@@ -131,6 +161,8 @@ def search_command(
         with store.connection_for_reads() as con:
             hits = run_search(con, plan)
             snippets = hit_snippets(con, hits, query)
+            for hit in hits:
+                hit["message_number"] = _message_number(con, hit)
     for hit, snippet in zip(hits, snippets, strict=True):
         hit["snippet"] = snippet.marked()
         if hit.get("session_title"):
@@ -141,12 +173,20 @@ def search_command(
     if not hits:
         err_console.print(f"No messages match {query!r}.")
         return
-    table = Table("session", "role", "when")
+    table = Table("session", "#", "role", "when")
     table.add_column("snippet", overflow="fold", ratio=1)
-    for hit, snippet in zip(hits, snippets, strict=True):
+    for hit, snippet, same in _distinct(hits, snippets):
         session = Text(str(hit["session_id"]), no_wrap=True)
         if hit.get("session_title"):
             session.append("\n" + str(hit["session_title"])[:22], style="dim")
-        table.add_row(session, str(hit["role"]), _when(hit["timestamp"]), _highlight(snippet))
+        text = _highlight(snippet)
+        if same:
+            where = ", ".join(
+                f"{handle_of(str(h['session_id']))} #{h['message_number']}" for h in same[:5]
+            )
+            more = f" and {len(same) - 5} more" if len(same) > 5 else ""
+            text.append(f"\n(same text also in {where}{more})", style="dim")
+        number = "?" if hit["message_number"] is None else str(hit["message_number"])
+        table.add_row(session, number, str(hit["role"]), _when(hit["timestamp"]), text)
     console.print(table)
     err_console.print(f"{len(hits)} hits ({plan.route})")
