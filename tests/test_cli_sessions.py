@@ -298,3 +298,38 @@ def test_list_shows_unknown_usage_as_unknown_never_zero(isolated_home: Path) -> 
     assert "–" in imported and " 0 " not in imported
     assert "unknown" in silent and "$0" not in silent and "calls unreported" not in silent
     assert "no model calls recorded" in out
+
+
+def test_import_shows_progress_on_a_terminal_and_nothing_in_a_pipe(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    import os
+
+    import pexpect
+
+    from cli_run import SRC, run_cli
+
+    big = (
+        Path(__file__).parent
+        / "data"
+        / "transcripts"
+        / "swe-agent"
+        / "pydicom-1458__gpt4_default.traj"
+    )
+    env = dict(os.environ, PYTHONPATH=str(SRC), TERM="xterm", PYTHONUNBUFFERED="1")
+    env.pop("NO_COLOR", None)
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "palimpsest.cli", "sessions", "import", str(big)],
+        env=env,
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(40, 200),
+    )
+    child.expect(pexpect.EOF)
+    child.close()
+    shown = str(child.before)
+    assert child.exitstatus == 0
+    assert "importing" in shown and "MiB" in shown and "imported 26 messages" in shown
+    piped = run_cli("sessions", "import", str(big), "--again")
+    assert piped.returncode == 0 and "importing" not in piped.stderr

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import AbstractContextManager, nullcontext, suppress
 from datetime import datetime
 from pathlib import Path
 from typing import Annotated, Any, NoReturn
@@ -21,6 +22,7 @@ from typing import Annotated, Any, NoReturn
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
@@ -303,7 +305,7 @@ def import_command(
     The same content imported twice is reported with the session that holds it
     (exit 3) unless --again.
     """
-    with handle_errors(), open_store(db) as store:
+    with handle_errors(), open_store(db) as store, _importing(file):
         try:
             if file == "-":
                 sid = import_stream(
@@ -326,6 +328,30 @@ def import_command(
         return
     err_console.print(f"imported {count} messages from {'<stdin>' if file == '-' else file}")
     typer.echo(sid)
+
+
+def _importing(file: str) -> AbstractContextManager[Any]:
+    """A live line on stderr while an import runs (a terminal only: pipes and logs get
+    nothing): what is read, its size, and the time so far, so a 200 MB import does not
+    look hung."""
+    if not err_console.is_terminal:
+        return nullcontext()
+    size = ""
+    if file != "-":
+        with suppress(OSError):
+            size = f" ({Path(file).stat().st_size / 1_048_576:,.1f} MiB)"
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    )
+    progress.add_task(
+        f"importing {'<stdin>' if file == '-' else file}{size}: reading, checking and indexing",
+        total=None,
+    )
+    return progress
 
 
 @sessions_app.command("export")
