@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ContextOverflowError, OutputLimitError, ProviderError
 from ..messages import call_id, tool_calls_of
+from ..messages.reading import read_from
+from ..outputs.rerun import NOT_REPEATABLE
 from ..providers.base import Completion
 from ..safety.redact import redact
 from .ahead import observe
@@ -69,7 +71,7 @@ def _turn(agent: Agent, user_message: str) -> Flow:
     agent.turn += 1
     turn = agent.turn
     agent.close_open_calls()  # a session stored mid-round (a crash) is made valid first
-    agent.append({"role": "user", "content": user_message})
+    agent.append({"role": "user", "content": _budgeted_observation(agent, user_message)})
     agent.ledger.record_user(user_message, turn)
     if agent.memory is not None:
         agent.memory.on_turn_start(turn, user_message)
@@ -181,6 +183,31 @@ def _failed(exc: ProviderError) -> TurnEnd:
         error=redact(f"The model call failed{status}: {exc}"),
         details={"error_type": type(exc).__name__},
     )
+
+
+OBSERVATION_TOOL = "observation"
+"""The name a text-action observation is budgeted under (``tool_budget.tool_overrides``)."""
+
+
+def _budgeted_observation(agent: Agent, text: str) -> str:
+    """``text``, or its saved preview when it is an oversized observation.
+
+    In text-action runs (SWE-agent, mini-swe-agent) a command's output comes back as the
+    next user message, so the tool-output budget never saw it: one 18K-token observation
+    stalled a 16K window for turns. A user message that reads as an observation (it answers
+    the assistant's text action) is admitted like a tool result: over the per-result size it
+    is saved and replaced by a preview the model can read on from. A person's own message is
+    never touched.
+    """
+    if not agent.messages or not isinstance(text, str):
+        return text
+    start = max(0, len(agent.messages) - 3)
+    readings = read_from([*agent.messages, {"role": "user", "content": text}], start)
+    if not readings or readings[-1].kind != "observation":
+        return text
+    guard = agent.output_guard
+    guard.config = agent.output_budget()
+    return guard.admit(text, tool_name=OBSERVATION_TOOL, call_id=None, rerun=NOT_REPEATABLE)
 
 
 def _silent(completion: Completion) -> bool:
