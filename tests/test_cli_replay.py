@@ -265,3 +265,16 @@ def test_keep_writes_into_the_users_store(tmp_path: Path, isolated_home: Path) -
     final = _records(result.stdout)[-1]["final_session_id"]
     with SessionStore(isolated_home / "state.db") as store:
         assert store.get_session(final) is not None
+
+
+def test_log_records_go_through_the_timeline(tmp_path: Path) -> None:
+    # A window too small for the transcript makes the compressor log "Cannot compress".
+    path = REAL_TRANSCRIPTS / "swe-agent" / "pydicom-1458__gpt4_default.traj"
+    args = ["replay", str(path), "--context-length", "600"]
+    plain = runner.invoke(app, args)
+    assert "Cannot compress: only" not in plain.output and "WARNING" not in plain.output
+    as_json = runner.invoke(app, [*args, "--json"])
+    logs = [r for r in _records(as_json.stdout) if r["event"] == "log"]
+    assert logs and all(r["level"] in ("info", "warning") for r in logs)
+    verbose = runner.invoke(app, [*args, "--verbose"])
+    assert "  log: Cannot compress: only" in verbose.output

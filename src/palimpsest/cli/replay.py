@@ -18,10 +18,12 @@ The sessions and saved outputs a replay makes go to a throwaway directory unless
 from __future__ import annotations
 
 import json
+import logging
 import tempfile
 import time
 from collections import Counter
-from contextlib import ExitStack
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -69,6 +71,38 @@ class Timeline:
             self.console.print(json.dumps(record, ensure_ascii=False), markup=False)
         elif text is not None:
             self.console.print(text, markup=False, highlight=False)
+
+
+class _TimelineLog(logging.Handler):
+    """Log records of the library during a replay, as timeline records: JSON lines with
+    ``--json``, text lines only with ``--verbose``; never raw lines on stderr (they said
+    things like "need > 7" beside a timeline that had its own figures)."""
+
+    def __init__(self, timeline: Timeline, verbose: bool) -> None:
+        super().__init__(logging.INFO)
+        self.timeline = timeline
+        self.verbose = verbose
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = redact(record.getMessage())
+        entry = {"event": "log", "level": record.levelname.lower(), "message": message}
+        self.timeline.add(entry, f"  log: {message}" if self.verbose else None)
+
+
+@contextmanager
+def _routed_logs(timeline: Timeline, verbose: bool) -> Iterator[None]:
+    logger = logging.getLogger("palimpsest")
+    handler = _TimelineLog(timeline, verbose)
+    previous = (logger.propagate, logger.level)
+    logger.addHandler(handler)
+    logger.propagate = False  # no second copy through the root logger or Python's last resort
+    logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate, _ = previous
+        logger.setLevel(previous[1])
 
 
 def _count(number: int, noun: str) -> str:
@@ -370,11 +404,16 @@ def replay_command(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the timeline as JSON lines.")
     ] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option("--verbose", help="Also show the library's log messages in the timeline."),
+    ] = False,
 ) -> None:
     """Replay a transcript's assistant turns through the agent and show its compactions."""
     console = Console(highlight=False, soft_wrap=True)
     timeline = Timeline(console, as_json=as_json)
     with handle_errors(), ExitStack() as cleanup:
+        cleanup.enter_context(_routed_logs(timeline, verbose))
         settings = load_settings()
         context_length = context_length_of(context_length, settings.model.context_length)
         messages = load_transcript(transcript)
