@@ -211,7 +211,7 @@ class CompactionTrigger(ContextEngine):
         pct = int(tokens / self.threshold_tokens * 100)
         text = (
             f"⚠️ Context is {pct}% to compaction threshold "
-            f"({tokens:,}/{self.threshold_tokens:,} tokens: the last call's prompt)"
+            f"({tokens:,}/{self.threshold_tokens:,} tokens)"
         )
         self._status(text)
         return text
