@@ -7,7 +7,11 @@ from pathlib import Path
 import pytest
 
 DATA = Path(__file__).parent / "data"
-SHARED_TRANSCRIPTS = Path(__file__).resolve().parents[2] / "shared" / "data" / "transcripts"
+REAL_TRANSCRIPTS = DATA / "transcripts"
+"""Copies of ../shared/data/transcripts (same relative paths; test_messages_formats keeps them
+equal), so a clone without ../shared runs every test that reads a real transcript."""
+SHARED_SETS = ("swe-agent", "mini-swe-agent", "format-samples")
+"""The folders of REAL_TRANSCRIPTS that hold the shared data's transcripts."""
 
 PROVIDER_ENV = (
     "OPENAI_API_KEY",

@@ -111,6 +111,16 @@ class TestReports:
         assert "Cost: unknown" in text and "Unreported: 1 call(s)" in text
         assert "Tokens: unknown (1 call unreported) in" in text and "Model calls: 1" in text
 
+    def test_a_local_route_with_no_usage_reported_costs_unknown_not_zero(self, tmp_path: Path):
+        agent = make_agent(tmp_path, ["no usage", "still none"])
+        agent.usage.provider = "openai-compatible"  # a local server bills nothing...
+        agent.usage.base_url = "http://127.0.0.1:8765/v1"
+        agent.ask("one")
+        agent.ask("two")
+        text = agent.command("/usage").text  # type: ignore[union-attr]
+        # ...but no call reported usage, so "$0.00" would be a figure nobody measured.
+        assert "Cost: unknown (no call reported usage)" in text and "$0.00" not in text
+
     def test_status(self, tmp_path: Path):
         agent = make_agent(tmp_path, [answer("a", prompt=3_000)])
         agent.ask("one")

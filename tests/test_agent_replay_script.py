@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from agent_helpers import NATIVE_TRANSCRIPT as NATIVE
 from agent_helpers import call as tool_call
-from conftest import SHARED_TRANSCRIPTS
+from conftest import REAL_TRANSCRIPTS
 from palimpsest import load_transcript
 from palimpsest.agent.replay_script import NO_RECORDED_RESULT, build_script, replay_tools
 from palimpsest.agent.tools import ToolContext
@@ -25,7 +25,7 @@ class TestBuildScript:
         assert script.skipped == 0
 
     def test_text_actions_make_the_observation_the_next_user_message(self) -> None:
-        path = SHARED_TRANSCRIPTS / "mini-swe-agent" / "local.traj.json"
+        path = REAL_TRANSCRIPTS / "mini-swe-agent" / "local.traj.json"
         messages = load_transcript(path)
         script = build_script(messages)
         assert not script.native
@@ -80,7 +80,7 @@ class TestBuildScript:
         assert script.replies == [{"role": "assistant", "content": "hello"}]
 
     def test_reused_call_ids_keep_every_result_in_order(self) -> None:
-        path = SHARED_TRANSCRIPTS / "swe-agent" / "marshmallow-1867__function_calling.traj"
+        path = REAL_TRANSCRIPTS / "swe-agent" / "marshmallow-1867__function_calling.traj"
         messages = load_transcript(path)
         script = build_script(messages)
         recorded = [m["content"] for m in messages if m["role"] == "tool"]

@@ -85,9 +85,12 @@ BIG = 4_000  # characters: 1,000 rough tokens per message
 
 
 class TestPreflight:
-    @pytest.mark.parametrize(("seeded", "runs"), [(23, False), (24, True)])
-    def test_1_preflight_skip_at_24_messages(self, tmp_path: Path, seeded: int, runs: bool):
-        # seeded + the new user message: 24 is not > 3 + 20 + 1; 25 is.
+    @pytest.mark.parametrize(("seeded", "runs"), [(5, False), (13, True), (23, True), (24, True)])
+    def test_1_preflight_skip_decided_by_tokens(self, tmp_path: Path, seeded: int, runs: bool):
+        # AL-03's "more than protect_first_n + protect_last_n + 1 messages" (24) gives way to
+        # tokens (issue 23): 13 or 23 messages of 1,000 tokens overflow an 8K window, and
+        # preflight compacts them. Only a history with no middle to summarize (6 messages:
+        # head 3, minimum tail 3) is left alone.
         msgs = history(seeded // 2 + 1, chars=BIG)[:seeded]
         agent = make_agent(
             tmp_path,
@@ -97,7 +100,7 @@ class TestPreflight:
             context_length=None,
             builtin_tools=False,
         )
-        assert agent.estimate_request() > 4 * agent.compressor.threshold_tokens
+        assert agent.estimate_request() > agent.compressor.threshold_tokens
         events = list(agent.run("next question"))
         assert bool(compactions(events, "preflight")) is runs
 

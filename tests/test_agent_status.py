@@ -24,4 +24,7 @@ def test_status_right_after_a_call_is_the_providers_figure(tmp_path: Path):
     assert status["tokens"] == 5_000 and status["estimated"] is False
     assert status["percent_of_window"] == 5.0
     text = render_status(status)
-    assert "Context: 5,000 / 100,000 tokens (5.0% of the window, reported by the provider)" in text
+    assert (
+        "Context: 5,000 / 100,000 tokens in the next request (messages, system prompt and tool schemas; 5.0% of the window, reported by the provider)"
+        in text
+    )

@@ -204,3 +204,28 @@ def test_a_caller_that_stops_reading_leaves_a_valid_history(tmp_path: Path):
     assert valid_tool_pairs(agent.messages) and stored(agent) == agent.messages
     agent.model.enqueue("fine")  # type: ignore[attr-defined]
     assert agent.ask("still there?").text == "fine"  # and the agent is usable again
+
+
+def test_an_oversized_text_action_observation_is_saved_and_previewed(tmp_path: Path) -> None:
+    """SWE-agent style: the command is in the assistant's text, its output comes back as
+    the next user message. A huge one is budgeted like a tool result, a person's message
+    never is."""
+    action = {"role": "assistant", "content": "DISCUSSION\nLet me look.\n\n```\ncat big.log\n```"}
+    seeded = [
+        {"role": "system", "content": "SETTING: you are an autonomous programmer"},
+        {"role": "user", "content": "Fix the bug in parser.py"},
+        action,
+    ]
+    agent = make_agent(
+        tmp_path, ["DISCUSSION\nI see.\n\n```\nls\n```"], messages=seeded, context_length=16_000
+    )
+    output = "\n".join(f"line {i}: value={i * 7} status=ok" for i in range(6000))  # ~170K chars
+    list(agent.run(output + "\n(Open file: n/a)\n(Current directory: /repo)\nbash-$"))
+    stored = next(m for m in reversed(agent.messages) if m["role"] == "user")
+    assert len(str(stored["content"])) < 20_000 < len(output)
+    assert agent.output_guard.stats.spilled == 1
+
+    person = make_agent(tmp_path / "p", ["ok"], context_length=16_000)
+    long_question = "Please read this carefully. " * 4000
+    list(person.run(long_question))
+    assert person.messages[0]["content"] == long_question  # not an observation: untouched

@@ -9,6 +9,7 @@ import os
 import re
 import sys
 from pathlib import Path
+from typing import Any
 
 import pexpect
 
@@ -71,3 +72,155 @@ def test_a_usage_error_is_one_short_line_even_with_a_huge_argument() -> None:
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and len(lines[0]) < 400
     assert lines[0].startswith("error:") and "--help" in lines[0]
+
+
+# -- one convention for shared flags, held against the command tree (issue 23 items 7, J) --
+
+ROOT = Path(__file__).resolve().parents[1]
+NO_JSON = {
+    ("sessions", "tip"),
+    ("sessions", "path"),
+    ("config", "path"),
+    ("memory", "path"),
+    ("outputs", "path"),
+    ("sessions", "export"),
+    ("sessions", "delete"),
+    ("memory", "add"),
+    ("memory", "replace"),
+    ("memory", "remove"),
+    ("sessions", "verify"),
+    ("trajectories", "compress"),
+    ("chat",),
+}
+"""Commands without --json, each with its reason in docs/cli.md."""
+STORE_COMMANDS = {("chat",), ("replay",)}
+"""Commands outside ``sessions`` that open the session database."""
+
+
+def _tree() -> list[tuple[tuple[str, ...], Any]]:
+    from palimpsest.cli.app import click_command
+
+    found = []
+
+    def walk(command: Any, path: tuple[str, ...]) -> None:
+        subs = getattr(command, "commands", None)
+        if subs:
+            for name, sub in subs.items():
+                walk(sub, (*path, name))
+        else:
+            found.append((path, command))
+
+    walk(click_command(), ())
+    return found
+
+
+def _options(command: Any) -> dict[str, Any]:
+    return {
+        opt: p
+        for p in command.params
+        if getattr(p, "param_type_name", "") == "option"
+        for opt in p.opts
+    }
+
+
+def test_short_flags_mean_one_thing_everywhere() -> None:
+    meaning = {
+        "-o": "--output",
+        "-f": "--force",
+        "-n": "--limit",
+        "-y": "--yes",
+        "-q": "--quiet",
+        "-r": "--role",
+    }
+    for path, command in _tree():
+        for param in command.params:
+            if getattr(param, "param_type_name", "") != "option":
+                continue
+            for short in (o for o in param.opts if not o.startswith("--")):
+                assert short in meaning, f"{' '.join(path)}: unknown short flag {short}"
+                assert meaning[short] in param.opts, (
+                    f"{' '.join(path)}: {short} is not {meaning[short]}"
+                )
+
+
+def test_output_force_db_json_context_length_follow_the_convention() -> None:
+    from palimpsest.cli.common import CONTEXT_LENGTH_HELP
+
+    for path, command in _tree():
+        opts = _options(command)
+        name = " ".join(path)
+        if "--output" in opts:
+            assert "-o" in opts["--output"].opts and "-" in (opts["--output"].help or ""), name
+        if "--force" in opts:
+            assert "-f" in opts["--force"].opts, name
+        if path[0] == "sessions" or path in STORE_COMMANDS:
+            assert "--db" in opts, f"{name} opens the store but has no --db"
+        if path not in NO_JSON:
+            assert "--json" in opts, f"{name} has output but no --json"
+        if "--context-length" in opts:
+            assert opts["--context-length"].help == CONTEXT_LENGTH_HELP, name
+            assert opts["--context-length"].default is None, f"{name}: one default, one source"
+        if "--config" in opts:
+            assert path in {("compress",), ("config", "show"), ("config", "path")}, name
+
+
+def test_help_cites_no_internal_spec_ids() -> None:
+    spec_id = re.compile(r"\b[A-Z]{2,3}-\d{2}\b|spec/|\(spec ")
+    for path, command in _tree():
+        texts = [command.help or "", *(getattr(p, "help", "") or "" for p in command.params)]
+        for text in texts:
+            assert not spec_id.search(text), f"{' '.join(path)}: {text}"
+
+
+def test_docs_cli_page_lists_every_command() -> None:
+    page = (ROOT / "docs" / "cli.md").read_text(encoding="utf-8")
+    for path, _ in _tree():
+        if len(path) == 1 or f"palimpsest {' '.join(path)}`" in page:
+            assert f"`palimpsest {path[0]}" in page, path
+            continue
+        group = f"`palimpsest {path[0]} "
+        assert f"{group}{path[1]}`" in page or f"`{path[1]}`" in page.split(group, 1)[1], path
+
+
+def test_readme_command_list_is_complete() -> None:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    block = readme.split("## Command line", 1)[1].split("```", 2)[1]
+    lines = [line.strip() for line in block.splitlines() if line.strip()]
+    for path, _ in _tree():
+        line = next((x for x in lines if x.startswith(f"palimpsest {path[0]}")), None)
+        assert line is not None, f"README's command list has no 'palimpsest {path[0]}'"
+        if len(path) > 1:
+            assert re.search(rf"(^|[ |]){path[1]}( |$)", line.split(path[0], 1)[1]), path
+
+
+def test_dash_is_stdout_for_every_output_option(tmp_path: Path, isolated_home: Path) -> None:
+    example = str(ROOT / "examples" / "marshmallow-1867.traj")
+    done = run_cli("compress", example, "-o", "-")
+    assert done.returncode == 0 and done.stdout.lstrip().startswith("[")
+    assert not (Path.cwd() / "-").exists()
+    sid = run_cli("sessions", "import", example).stdout.strip()
+    exported = run_cli("sessions", "export", sid, "-o", "-")
+    assert exported.returncode == 0 and exported.stdout.lstrip().startswith("[")
+
+
+def test_compress_json_puts_the_report_on_stdout(tmp_path: Path) -> None:
+    example = str(ROOT / "examples" / "marshmallow-1867.traj")
+    done = run_cli("compress", example, "--json", "-o", str(tmp_path / "out.json"))
+    assert done.returncode == 0, done.stderr
+    import json
+
+    report = json.loads(done.stdout)
+    assert report["token_count"] in ("exact", "bound") and "fits" in report
+    refused = run_cli("compress", example, "--json")
+    assert refused.returncode == 2 and "-o FILE" in refused.stderr
+
+
+def test_db_is_taken_by_every_sessions_command(tmp_path: Path, isolated_home: Path) -> None:
+    db = tmp_path / "elsewhere.db"
+    sid = run_cli(
+        "sessions", "import", str(ROOT / "examples" / "marshmallow-1867.traj"), "--db", str(db)
+    ).stdout.strip()
+    assert run_cli("sessions", "path", "--db", str(db)).stdout.strip() == str(db)
+    listed = run_cli("sessions", "list", "--json", "--db", str(db))
+    assert sid in listed.stdout
+    assert not (isolated_home / "state.db").exists()

@@ -57,7 +57,7 @@ def test_readme_main_command_in_a_real_process(tmp_path: Path) -> None:
     for needle in (
         "Compressed: 24 →",
         "messages",
-        "tokens (rough)",
+        "tokens (exact o200k_base)",
         "head ",
         "tool results pruned",
         "summary:",
@@ -84,6 +84,8 @@ def test_under_threshold_says_so_and_writes_the_transcript_unchanged() -> None:
     result = run(str(EXAMPLE))
     assert result.exit_code == 0
     assert "No compression needed" in result.stderr
+    # Proven by the UTF-8 upper bound alone: no tokenizer is loaded for a clear case.
+    assert "tokens (UTF-8 bound)" in result.stderr
     # The loader keeps SWE-agent's message_type as an internal key; output never has those.
     assert json.loads(result.stdout) == for_provider(load_transcript(EXAMPLE))
 
@@ -92,6 +94,45 @@ def test_force_and_focus_and_exact_tokens() -> None:
     result = run(str(EXAMPLE), "--force", "--focus", "TimeDelta rounding", "--exact-tokens")
     assert result.exit_code == 0, result.stderr
     assert "tokens (exact o200k_base)" in result.stderr
+
+
+DENSE = Path(__file__).parent / "data" / "transcripts" / "dense"
+
+
+@pytest.mark.parametrize("name", sorted(p.name for p in DENSE.glob("*.json")))
+def test_dense_output_is_never_called_under_the_threshold_on_a_rough_count(
+    name: str, tmp_path: Path
+) -> None:
+    # The issue's case: chars/4 said ~78K of 182K real tokens and "No compression needed".
+    # Each dense file's exact count is 2-7x its rough count; the window puts the threshold
+    # between the two, so a rough decision would leave the transcript alone.
+    from palimpsest.tokens import ExactCounter, RoughCounter
+
+    messages = load_transcript(DENSE / name)
+    rough = RoughCounter().count_messages(messages)
+    exact = ExactCounter().count_messages(messages)
+    window = rough + exact  # threshold 0.5 -> (rough + exact) / 2
+    report = tmp_path / "r.json"
+    result = run(
+        str(DENSE / name),
+        "--context-length",
+        str(window),
+        "--threshold",
+        "0.5",
+        "-o",
+        str(tmp_path / "o.json"),
+        "--report",
+        str(report),
+    )
+    assert "No compression needed" not in result.stderr
+    assert "tokens (exact o200k_base)" in result.stderr
+    data = json.loads(report.read_text())
+    assert data["tokens_before"] == exact and data["token_count"] == "exact"
+    if data["fits"]:
+        out = json.loads((tmp_path / "o.json").read_text())
+        assert ExactCounter().count_messages(out) <= data["fit_target_tokens"]
+    else:
+        assert result.exit_code == 3
 
 
 def test_reads_standard_input() -> None:
@@ -569,3 +610,51 @@ def test_real_local_model_over_llama_cpp_server(tmp_path: Path) -> None:
     else:
         assert data["summary_check"] in ("accepted", "retried")
     validate_transcript(json.loads(result.stdout))
+
+
+SWE = Path(__file__).parent / "data" / "transcripts" / "swe-agent"
+
+
+def _long_swe_agent_run(extra: bool) -> list[dict[str, Any]]:
+    """62 real SWE-agent messages (pydicom's head and turns, then the CTF run's turns), or
+    102 with the crypto run's turns too: long runs built from real turns, as issue 23's
+    62-message django run was (that file is not in the shared data)."""
+    pydicom = load_transcript(SWE / "pydicom-1458__gpt4_default.traj")
+    web = load_transcript(SWE / "ctf_web_i_got_id_demo.traj")
+    run = pydicom + web[2:38]
+    if extra:
+        run += web[38:] + load_transcript(SWE / "ctf_crypto_katy.traj")[2:]
+    return for_provider(run)
+
+
+@pytest.mark.parametrize("extra", [False, True])
+def test_forced_compaction_keeps_the_tail_its_budget_allows(tmp_path: Path, extra: bool) -> None:
+    from palimpsest.tokens import message_budget_tokens
+
+    messages = _long_swe_agent_run(extra)
+    source = tmp_path / "long.json"
+    source.write_text(json.dumps(messages))
+    report = tmp_path / "r.json"
+    result = run(str(source), "--force", "-o", str(tmp_path / "o.json"), "--report", str(report))
+    assert result.exit_code == 0, result.stderr
+    data = json.loads(report.read_text())
+    out = json.loads((tmp_path / "o.json").read_text())
+    tail = out[len(out) - data["tail_messages"] :]
+    # The summary may be merged into the first tail message: not part of what was kept.
+    kept = (
+        sum(message_budget_tokens(m) for m in tail)
+        - data["summary_tokens"] * data["summary_merged"]
+    )
+    rest = sum(message_budget_tokens(m) for m in messages[data["head_messages"] :])
+    assert data["tail_token_budget"] == 20_000
+    if not extra:
+        # 62 messages, ~14K after the head: all of it fits the 20K budget, so the forced
+        # compaction keeps all but ~2K to summarize (before: tail 3).
+        assert len(messages) == 62
+        assert data["tail_messages"] >= 10 and rest - 4_000 <= kept <= rest - 2_000
+    else:
+        # ~21K after the head: over the budget, under its 1.5x ceiling; the tail is
+        # budget-shaped (before: the three-message fallback).
+        assert rest > 20_000
+        assert rest - 4_000 < kept <= min(20_000, rest - 2_000)
+    assert f"tail {data['tail_messages']} messages" in result.stderr

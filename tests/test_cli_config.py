@@ -100,9 +100,26 @@ def test_a_binary_config_file_is_one_line_naming_it(isolated_home: Path, tmp_pat
     for args, env in (
         (("compress", str(transcript), "--config", str(binary)), None),
         (("config", "show"), cli_env(PALIMPSEST_CONFIG=str(binary))),
-        (("trajectories", "compress", str(transcript), "--config", str(binary)), None),
+        (("trajectories", "compress", str(transcript), "--trajectory-config", str(binary)), None),
     ):
         result = run_cli(*args, env=env)
         lines = result.stderr.strip().splitlines()
         assert result.returncode == 2 and len(lines) == 1, result.stderr
         assert f"{binary}: not a UTF-8 YAML file (byte 0xd0 at offset 30 is not UTF-8)" in lines[0]
+
+
+def test_the_effective_threshold_is_reported_per_window(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    # The default ratio has a 64K floor and a small-window rule: 0.5 is not what fires.
+    effective = _rows()["compression.effective_threshold_tokens"]
+    assert effective["source"] == "derived"
+    assert effective["value"]["8000"] == 6_800 and effective["value"]["128000"] == 64_000
+    assert effective["value"]["200000"] == 100_000
+    # An explicit ratio is taken as asked, and the configured window is listed too.
+    config = tmp_path / "c.yaml"
+    config.write_text("compression:\n  threshold: 0.5\nmodel:\n  context_length: 16000\n")
+    value = _rows("--config", str(config))["compression.effective_threshold_tokens"]["value"]
+    assert value["8000"] == 4_000 and value["16000"] == 8_000
+    text = run_cli("config", "show", "--config", str(config)).stdout
+    assert "8,000 → 4,000 (50%)" in text and "16,000 → 8,000 (50%)" in text

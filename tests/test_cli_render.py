@@ -108,13 +108,13 @@ class TestStatusLine:
             "session_id": "ab12cd34",
         }
         assert status_line(status) == (
-            "ctx 12,345/128,000 (9.6%) · threshold 64,000 · 1 compaction · session ab12cd34"
+            "ctx 12,345/128,000 (9.6%, next request) · threshold 64,000 · 1 compaction · session ab12cd34"
         )
 
     def test_estimated_figures_are_marked(self) -> None:
         status = {"used": 900, "window": 4096, "percent": 22.0, "estimated": True}
         line = status_line(status)
-        assert line.startswith("ctx ~900/4,096 (~22.0%)")
+        assert line.startswith("ctx ~900/4,096 (~22.0%, next request)")
         assert "0 compactions" in line and "session ?" in line
 
     def test_the_agents_long_key_names(self) -> None:
@@ -128,7 +128,7 @@ class TestStatusLine:
             "estimated": False,
         }
         assert status_line(status) == (
-            "ctx 5,000/8,192 (61.0%) · threshold 6,963 · 2 compactions · session 20260101_101010_abcdef"
+            "ctx 5,000/8,192 (61.0%, next request) · threshold 6,963 · 2 compactions · session 20260101_101010_abcdef"
         )
 
     def test_a_foreign_long_id_is_cut(self) -> None:

@@ -11,7 +11,7 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from conftest import SHARED_TRANSCRIPTS
+from conftest import REAL_TRANSCRIPTS, SHARED_SETS
 from palimpsest import load_transcript
 from palimpsest.cli.app import app
 from palimpsest.messages import validate_transcript
@@ -20,7 +20,9 @@ from palimpsest.tokens import estimate_messages_tokens_rough
 
 runner = CliRunner()
 
-TRANSCRIPTS = sorted(p for p in SHARED_TRANSCRIPTS.rglob("*") if p.is_file())
+TRANSCRIPTS = sorted(
+    p for folder in SHARED_SETS for p in (REAL_TRANSCRIPTS / folder).iterdir() if p.is_file()
+)
 LONG = 4000
 """Transcripts larger than this (rough tokens) must compact at least once in their window."""
 
@@ -130,7 +132,7 @@ def test_native_calls_get_their_recorded_results(tmp_path: Path) -> None:
 
 
 def test_text_actions_send_the_observation_as_the_next_user_message(tmp_path: Path) -> None:
-    path = SHARED_TRANSCRIPTS / "mini-swe-agent" / "local.traj.json"
+    path = REAL_TRANSCRIPTS / "mini-swe-agent" / "local.traj.json"
     db = tmp_path / "r.db"
     result = runner.invoke(
         app, ["replay", str(path), "--context-length", "20000", "--db", str(db), "--json"]
@@ -145,7 +147,7 @@ def test_text_actions_send_the_observation_as_the_next_user_message(tmp_path: Pa
 
 
 def test_the_text_timeline(tmp_path: Path) -> None:
-    path = SHARED_TRANSCRIPTS / "swe-agent" / "ctf_web_i_got_id_demo.traj"
+    path = REAL_TRANSCRIPTS / "swe-agent" / "ctf_web_i_got_id_demo.traj"
     result = runner.invoke(
         app,
         [
@@ -192,10 +194,10 @@ class TestErrors:
         assert result.exit_code == 2
         assert "nope.json" in result.output and "Traceback" not in result.output
 
-    def test_context_length_is_required(self, tmp_path: Path) -> None:
-        result = runner.invoke(app, ["replay", str(_native(tmp_path))])
-        assert result.exit_code == 2
-        assert "--context-length" in result.output
+    def test_context_length_has_the_one_default(self, tmp_path: Path) -> None:
+        result = runner.invoke(app, ["replay", str(_native(tmp_path)), "--json"])
+        assert result.exit_code == 0, result.output
+        assert _records(result.stdout)[0]["context_length"] == 200_000
 
     def test_not_a_transcript(self, tmp_path: Path) -> None:
         bad = tmp_path / "bad.json"
@@ -210,3 +212,69 @@ class TestErrors:
         result = runner.invoke(app, ["replay", str(only), "--context-length", "4000"])
         assert result.exit_code == 2
         assert "no user message to replay" in result.output
+
+
+def _swe_agent_runs() -> list[Path]:
+    return sorted((REAL_TRANSCRIPTS / "swe-agent").glob("*.traj"))
+
+
+def _with_a_huge_observation(tmp_path: Path) -> Path:
+    """pydicom's run with one observation (a user message) grown to ~35K tokens."""
+    from palimpsest.messages import for_provider
+
+    messages = for_provider(
+        load_transcript(REAL_TRANSCRIPTS / "swe-agent" / "pydicom-1458__gpt4_default.traj")
+    )
+    lines = str(messages[12]["content"]).splitlines()
+    messages[12] = {
+        **messages[12],
+        "content": "\n".join(f"{i}: {lines[i % len(lines)]}" for i in range(2400)),
+    }
+    path = tmp_path / "huge-observation.json"
+    path.write_text(json.dumps(messages), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("which", [*(p.name for p in _swe_agent_runs()), "huge-observation"])
+def test_replay_at_16k_leaves_the_users_store_alone_and_never_stalls(
+    which: str, tmp_path: Path, isolated_home: Path
+) -> None:
+    path = (
+        _with_a_huge_observation(tmp_path)
+        if which == "huge-observation"
+        else (REAL_TRANSCRIPTS / "swe-agent" / which)
+    )
+    result = runner.invoke(app, ["replay", str(path), "--context-length", "16000"])
+    assert result.exit_code == 0, result.output
+    out = result.output
+    assert "Cannot compress further" not in out
+    assert "empty answer" not in out
+    assert not any(line.startswith(("WARNING", "INFO", "palimpsest.")) for line in out.splitlines())
+    assert "turn error" in out and " 0 turn errors" in out
+    # Nothing in the user's own home: no store, no saved outputs.
+    assert not (isolated_home / "state.db").exists()
+    assert not (isolated_home / "outputs").exists() or not any(
+        (isolated_home / "outputs").iterdir()
+    )
+
+
+def test_keep_writes_into_the_users_store(tmp_path: Path, isolated_home: Path) -> None:
+    path = REAL_TRANSCRIPTS / "mini-swe-agent" / "local.traj.json"
+    result = runner.invoke(app, ["replay", str(path), "--keep", "--json"])
+    assert result.exit_code == 0, result.output
+    final = _records(result.stdout)[-1]["final_session_id"]
+    with SessionStore(isolated_home / "state.db") as store:
+        assert store.get_session(final) is not None
+
+
+def test_log_records_go_through_the_timeline(tmp_path: Path) -> None:
+    # A window too small for the transcript makes the compressor log "Cannot compress".
+    path = REAL_TRANSCRIPTS / "swe-agent" / "pydicom-1458__gpt4_default.traj"
+    args = ["replay", str(path), "--context-length", "600"]
+    plain = runner.invoke(app, args)
+    assert "Cannot compress: only" not in plain.output and "WARNING" not in plain.output
+    as_json = runner.invoke(app, [*args, "--json"])
+    logs = [r for r in _records(as_json.stdout) if r["event"] == "log"]
+    assert logs and all(r["level"] in ("info", "warning") for r in logs)
+    verbose = runner.invoke(app, [*args, "--verbose"])
+    assert "  log: Cannot compress: only" in verbose.output

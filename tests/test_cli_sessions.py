@@ -192,8 +192,35 @@ def test_a_corrupt_database_is_reported_not_deleted(isolated_home: Path) -> None
     db = isolated_home / "state.db"
     db.write_bytes(b"garbage" * 1000)
     code, _, err = invoke("list")
-    assert code == 1 and "damaged" in err and str(db) in err
+    assert code == 1 and "not an SQLite database" in err and str(db) in err
+    assert "Move it aside" in err and "verify --repair" not in err  # no loop
+    code, _, err = invoke("verify", "--repair")
+    assert code == 1 and "not an SQLite database" in err and "verify --repair" not in err
     assert db.read_bytes() == b"garbage" * 1000
+    db.rename(db.with_suffix(".db.not-sqlite"))  # what the message says to do
+    assert invoke("list")[0] == 0
+
+
+def test_verify_repair_on_a_file_sqlite_cannot_open_says_what_it_did(
+    isolated_home: Path,
+) -> None:
+    with SessionStore() as store:
+        store.create_session("20260101_000000_aaaaaa", "cli")
+        store.append_message("20260101_000000_aaaaaa", "user", "hello")
+    db = isolated_home / "state.db"
+    data = bytearray(db.read_bytes())
+    data[16:18] = b"\x00\x03"  # an impossible page size: SQLite refuses the file
+    db.write_bytes(bytes(data))
+    code, _, err = invoke("list")
+    assert code == 1 and "damaged" in err
+    code, _, err = invoke("verify")
+    assert code == 1 and "--repair tries to recover its rows" in err
+    code, _, err = invoke("verify", "--repair")
+    assert code == 1 and "trying to recover its rows into a new file" in err
+    # Either rows came back into a new file, or it says plainly that none could.
+    assert "recovered " in err or "nothing could be recovered" in err
+    assert "Run 'palimpsest sessions verify --repair'" not in err.split("recover its rows")[1]
+    assert db.read_bytes() == bytes(data)
 
 
 def test_the_installed_command_runs(chain: Path) -> None:
@@ -289,3 +316,73 @@ def test_bad_stdin_is_one_line() -> None:
     result = run_cli("sessions", "import", "-", stdin="{not json")
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
     assert "<stdin>" in result.stderr
+
+
+def test_a_short_handle_is_accepted_wherever_an_id_is(chain: Path) -> None:
+    # The id's last part, as `sessions list` shows it in bold; a unique prefix of it too.
+    assert invoke("tip", "aaaaaa")[1].strip() == "20260101_100000_bbbbbb"
+    assert invoke("tip", "aaa")[1].strip() == "20260101_100000_bbbbbb"
+    code, out, _ = invoke("show", "bbbb", "--json")
+    assert code == 0 and json.loads(out)["session"]["id"] == "20260101_100000_bbbbbb"
+    with SessionStore() as store:
+        store.create_session("20260103_000000_aaazzz", "cli")
+        assert store.resolve_session_id("aaaz") == "20260103_000000_aaazzz"
+        assert store.resolve_session_id("aaa") is None  # two handles start with it
+    code, _, err = invoke("tip", "aaa")
+    assert code == 2 and "20260103_000000_aaazzz" in err
+
+
+def test_list_shows_unknown_usage_as_unknown_never_zero(isolated_home: Path) -> None:
+    with SessionStore() as store:
+        store.create_session("20260101_000000_import", "import", title="Imported")
+        store.append_message("20260101_000000_import", "user", "hi")
+        store.create_session("20260101_000001_silent", "cli", title="Silent server")
+        store.append_message("20260101_000001_silent", "user", "hi")
+        for _ in range(12):
+            store.record_usage("20260101_000001_silent", None, 0.0, model="local")
+    code, out, _ = invoke("list")
+    assert code == 0
+    rows = {
+        line.split("│")[2].strip().split(" ")[0]: line
+        for line in out.splitlines()
+        if "│" in line and ("Imported" in line or "Silent" in line)
+    }
+    imported, silent = rows["Imported"], rows["Silent"]
+    assert "–" in imported and " 0 " not in imported
+    assert "unknown" in silent and "$0" not in silent and "calls unreported" not in silent
+    assert "no model calls recorded" in out
+
+
+def test_import_shows_progress_on_a_terminal_and_nothing_in_a_pipe(
+    isolated_home: Path, tmp_path: Path
+) -> None:
+    import os
+
+    import pexpect
+
+    from cli_run import SRC, run_cli
+
+    big = (
+        Path(__file__).parent
+        / "data"
+        / "transcripts"
+        / "swe-agent"
+        / "pydicom-1458__gpt4_default.traj"
+    )
+    env = dict(os.environ, PYTHONPATH=str(SRC), TERM="xterm", PYTHONUNBUFFERED="1")
+    env.pop("NO_COLOR", None)
+    child = pexpect.spawn(
+        sys.executable,
+        ["-m", "palimpsest.cli", "sessions", "import", str(big)],
+        env=env,
+        encoding="utf-8",
+        timeout=60,
+        dimensions=(40, 200),
+    )
+    child.expect(pexpect.EOF)
+    child.close()
+    shown = str(child.before)
+    assert child.exitstatus == 0
+    assert "importing" in shown and "MiB" in shown and "imported 26 messages" in shown
+    piped = run_cli("sessions", "import", str(big), "--again")
+    assert piped.returncode == 0 and "importing" not in piped.stderr

@@ -154,3 +154,35 @@ def test_compress_with_nothing_to_compress_makes_nothing(isolated_home: Path) ->
     assert result.returncode == 0 and result.stdout.strip() == "20260101_000000_tinyyy"
     assert "no continuation was made" in result.stderr
     assert _ids() == {"20260101_000000_tinyyy"}
+
+
+def test_compress_applies_the_threshold_unless_forced(isolated_home: Path) -> None:
+    sid = run_cli("sessions", "import", str(TRANSCRIPT)).stdout.strip()
+    # ~7K tokens against the default 200K window: under the 100K threshold, like `compress`.
+    left = run_cli("sessions", "compress", sid)
+    assert left.returncode == 0, left.stderr
+    assert left.stdout.strip() == sid and "No compression needed" in left.stderr
+    assert "--force" in left.stderr and "UTF-8 bound" in left.stderr
+    assert _ids() == {sid}
+    forced = run_cli("sessions", "compress", sid, "--force", "--json")
+    assert forced.returncode == 0, forced.stderr
+    report = json.loads(forced.stdout)
+    assert report["continuation_id"] and report["token_count"] == "exact"
+    assert report["tail_messages"] > 3  # the tail takes what its budget allows
+
+
+def test_compress_says_why_the_fallback_summary_was_used(isolated_home: Path) -> None:
+    sid = run_cli("sessions", "import", str(TRANSCRIPT)).stdout.strip()
+    result = run_cli(
+        "sessions",
+        "compress",
+        sid,
+        "--force",
+        "--model",
+        "openai-compatible:nothing-here",
+        "--base-url",
+        "http://127.0.0.1:9/v1",
+    )
+    assert result.returncode == 0, result.stderr
+    assert "fallback summary used (" in result.stderr
+    assert "fallback summary used (the summary model" not in result.stderr  # a real reason

@@ -157,3 +157,25 @@ def test_role_is_checked_against_the_real_roles() -> None:
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
     assert "unknown --role 'bogus'" in result.stderr
     assert "system, developer, user, assistant, tool" in result.stderr
+
+
+def test_rows_name_the_message_and_identical_text_is_shown_once(isolated_home: Path) -> None:
+    from palimpsest.storage.sessions import SessionStore
+
+    with SessionStore() as store:
+        for sid in ("20260101_000000_aaaaaa", "20260102_000000_bbbbbb"):
+            store.create_session(sid, "cli")
+            store.append_messages(
+                sid,
+                [
+                    {"role": "user", "content": "first"},
+                    {"role": "assistant", "content": "the zebra config lives in zoo.yaml"},
+                ],
+            )
+    code, out, _ = invoke("zebra", "--json")
+    assert code == 0
+    hits = json.loads(out)
+    assert [h["message_number"] for h in hits] == [1, 1]  # as `sessions show` numbers them
+    shown = runner.invoke(sessions_app, ["search", "zebra"], env={"COLUMNS": "160"}).stdout
+    assert shown.count("the zebra config") == 1  # two identical hits, one row
+    assert "same text also in" in shown and "#1" in shown

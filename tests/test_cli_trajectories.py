@@ -53,7 +53,15 @@ def test_compress_writes_the_tj02_output_metrics_and_a_summary(
 ) -> None:
     source = dataset(tmp_path / "data.jsonl", 6)
     (tmp_path / "cfg.yaml").write_text(CONFIG)
-    done = cli(isolated_home, str(source), "--config", "cfg.yaml", "--workers", "1", cwd=tmp_path)
+    done = cli(
+        isolated_home,
+        str(source),
+        "--trajectory-config",
+        "cfg.yaml",
+        "--workers",
+        "1",
+        cwd=tmp_path,
+    )
     assert done.returncode == 0, done.stderr
     out = tmp_path / "data_compressed.jsonl"
     entries = [json.loads(line) for line in out.read_text().splitlines()]
@@ -71,7 +79,7 @@ def test_compress_writes_the_tj02_output_metrics_and_a_summary(
     [
         (["missing.jsonl"], None, "missing.jsonl: no such file or directory"),
         (
-            ["data.jsonl", "--config", "cfg.yaml"],
+            ["data.jsonl", "--trajectory-config", "cfg.yaml"],
             "compression:\n  target_max_tokns: 5\n",
             "unknown key 'compression.target_max_tokns'",
         ),
@@ -141,7 +149,16 @@ def test_a_run_killed_at_a_random_point_resumes_to_identical_output(
 ) -> None:
     source = dataset(tmp_path / "data.jsonl", 240)
     (tmp_path / "cfg.yaml").write_text(CONFIG)
-    args = [str(source), "--config", "cfg.yaml", "--workers", "1", "--chunk-size", "16", "--quiet"]
+    args = [
+        str(source),
+        "--trajectory-config",
+        "cfg.yaml",
+        "--workers",
+        "1",
+        "--chunk-size",
+        "16",
+        "--quiet",
+    ]
     whole = cli(isolated_home, *args, "-o", "whole.jsonl", "--metrics", "whole.json", cwd=tmp_path)
     assert whole.returncode == 0, whole.stderr
 
@@ -218,6 +235,6 @@ def test_parquet_without_pyarrow_names_the_extra(tmp_path: Path) -> None:
         timeout=120,
     )
     assert done.returncode != 0
-    assert "pip install 'palimpsest[trajectories]'" in done.stderr
+    assert "pip install -e '.[trajectories]'" in done.stderr and "'pyarrow>=15'" in done.stderr
     assert "Traceback" not in done.stderr
     assert not (tmp_path / "out.parquet").exists()

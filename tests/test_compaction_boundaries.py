@@ -175,3 +175,35 @@ def test_tail_cut_reads_back_only_as_far_as_it_must_and_agrees_with_the_full_rea
     long_run = [sys_(), user("task")] + [asst("x"), user("y")] * 2000
     full = read_transcript(long_run)
     assert find_tail_cut(long_run, 2, 50) == find_tail_cut(long_run, 2, 50, readings=full)
+
+
+def _chat(sizes: list[int]) -> list[dict]:
+    """A system message, then alternating user/assistant turns of the given rough sizes."""
+    msgs: list[dict] = [sys_()]
+    for i, size in enumerate(sizes):
+        text = f"m{i} " + "x" * (size * 4)
+        msgs.append(user(text) if i % 2 == 0 else asst(text))
+    return msgs
+
+
+def test_a_rest_between_budget_and_ceiling_gets_a_budget_shaped_tail() -> None:
+    # 40 messages of ~600 tokens after a head of 1: 24K, over the 20K budget, under 30K.
+    msgs = _chat([600] * 40)
+    cut = find_tail_cut(msgs, 1, 20_000)
+    from palimpsest.tokens import message_budget_tokens
+
+    kept = sum(message_budget_tokens(m) for m in msgs[cut:])
+    assert len(msgs) - cut > 3  # not CC-47 step 4's three-message fallback
+    assert 20_000 - 700 < kept <= 20_000
+
+
+def test_a_rest_under_the_budget_leaves_just_enough_to_summarize() -> None:
+    msgs = _chat([500] * 20)  # 10K after the head, under a 20K budget
+    cut = find_tail_cut(msgs, 1, 20_000)
+    from palimpsest.tokens import message_budget_tokens
+
+    rest = sum(message_budget_tokens(m) for m in msgs[1:])
+    kept = sum(message_budget_tokens(m) for m in msgs[cut:])
+    assert rest - 2_000 - 600 < kept <= rest - 2_000  # all but ~2K (one message of slack)
+    small = _chat([100] * 15)  # 1.5K: too little to summarize for a saving
+    assert len(small) - find_tail_cut(small, 1, 20_000) == 3

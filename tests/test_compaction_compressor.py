@@ -49,6 +49,13 @@ class TestThresholds:
         assert make(target_ratio=0.40).tail_token_budget == 40_000
         assert make(target_ratio=0.05).tail_token_budget == 10_000
 
+    def test_target_ratio_is_clamped_where_it_is_stored(self) -> None:
+        # CC-02: the stored ratio is the clamped one, not only the tail budget derived from it.
+        assert make(target_ratio=0.05).summary_target_ratio == 0.10
+        assert make(target_ratio=0.95).summary_target_ratio == 0.80
+        assert make(target_ratio=0.95).tail_token_budget == 80_000
+        assert make(target_ratio=0.3).summary_target_ratio == 0.3
+
     def test_bad_arguments(self) -> None:
         with pytest.raises(ValueError):
             ContextCompressor(0)

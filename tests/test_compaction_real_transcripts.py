@@ -25,7 +25,9 @@ DATA = Path(__file__).parent / "data" / "transcripts"
 TRANSCRIPTS = sorted(
     p
     for p in DATA.rglob("*")
-    if p.is_file() and p.suffix in (".traj", ".json", ".jsonl") and "fixtures" not in p.parts
+    if p.is_file()
+    and p.suffix in (".traj", ".json", ".jsonl")
+    and not {"fixtures", "dense"} & set(p.parts)
 )
 
 WRITE_TOOLS = {"write_file", "Write", "Edit", "MultiEdit", "create", "patch", "str_replace_editor"}

@@ -108,7 +108,9 @@ class TestUnit:
         self, monkeypatch: pytest.MonkeyPatch, gguf_file: Path
     ) -> None:
         monkeypatch.setitem(sys.modules, "llama_cpp", None)  # makes the import fail
-        with pytest.raises(MissingDependencyError, match=r"palimpsest\[llamacpp\]"):
+        with pytest.raises(
+            MissingDependencyError, match=r"llama-cpp-python>=0.3.*-e .\.\[llamacpp\]"
+        ):
             LlamaCppModel(gguf_file)
         with pytest.raises(MissingDependencyError):
             connect(f"llamacpp:{gguf_file}")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import asyncio
 import json
 from collections.abc import Iterator
+from pathlib import Path
 
 import openai
 import pytest
@@ -375,4 +376,41 @@ def test_the_agent_streams_text_deltas_through_the_sdk(replay: ReplayServer) -> 
     assert len(deltas) > 1 and "".join(deltas) == "Hello! How can I help you today?"
     assert isinstance(events[-1], TurnEnd) and events[-1].text == "".join(deltas)
     assert agent.messages[-1]["content"] == "".join(deltas)  # stored once, whole
+    agent.close()
+
+
+def test_an_overflow_reported_inside_a_stream_is_recovered(
+    replay: ReplayServer, tmp_path: Path
+) -> None:
+    """llama.cpp answers HTTP 200 and reports the oversized prompt as an ``event: error``
+    the SDK skips: an empty stream. The agent reads it as an overflow, compacts, retries,
+    and the user's message gets its reply."""
+    from agent_helpers import history, make_agent
+    from palimpsest.agent import CompactionEvent, TurnEnd, WarningEvent
+
+    error = {
+        "error": {
+            "code": 400,
+            "message": "request (4132 tokens) exceeds the available context size (4096 tokens)",
+            "type": "exceed_context_size_error",
+        }
+    }
+    silent = f"event: error\ndata: {json.dumps(error)}\n\n".encode()
+    replay.replies.append(Reply(200, silent, {}, "text/event-stream"))
+    replay.file("openai/stream_text.sse")
+    agent = make_agent(
+        tmp_path,
+        model=model_for(replay),
+        messages=history(6, chars=900),  # ~2,700 rough tokens: under the 3,481 threshold
+        context_length=4096,
+        builtin_tools=False,
+        stream=True,
+    )
+    events = list(agent.run("and now?"))
+    compactions = [e for e in events if isinstance(e, CompactionEvent) and e.compacted]
+    assert [c.path for c in compactions] == ["reactive"]
+    assert not any(isinstance(e, WarningEvent) and e.code == "empty_answer" for e in events)
+    end = events[-1]
+    assert isinstance(end, TurnEnd) and end.completed and end.text
+    assert agent.messages[-1]["role"] == "assistant"  # the user's message has its reply
     agent.close()

@@ -244,7 +244,8 @@ def test_a_corrupt_file_raises_and_is_left_alone(tmp_path: Path) -> None:
     with pytest.raises(DatabaseCorruptError) as caught:
         SessionStore(path)
     assert caught.value.path == str(path)
-    assert str(path) in str(caught.value) and "Nothing was deleted" in str(caught.value)
+    assert str(path) in str(caught.value) and "Nothing was changed" in str(caught.value)
+    assert "not an SQLite database" in str(caught.value) and "Move it aside" in str(caught.value)
     assert path.read_bytes() == garbage
 
 

@@ -163,6 +163,10 @@ class TestNormalize:
             ("   ", "[CONTEXT SUMMARY]:"),
             ("[CONTEXT SUMMARY]:", "[CONTEXT SUMMARY]:"),
             ("  [CONTEXT SUMMARY]:[CONTEXT SUMMARY]: y \n", "[CONTEXT SUMMARY]: y"),
+            # What a real model wrote back (issue 23): no doubled prefix.
+            ("[CONTEXT SUMMARY: did X]", "[CONTEXT SUMMARY]: did X"),
+            ("[Context Summary] did X", "[CONTEXT SUMMARY]: did X"),
+            ("[CONTEXT SUMMARY]: [CONTEXT SUMMARY: did [X]]", "[CONTEXT SUMMARY]: did [X]"),
         ],
     )
     def test_example_7_prefix(self, raw: str | None, expected: str) -> None:

@@ -124,7 +124,10 @@ class ContextSettings(_Section):
     engine: str = "compressor"
     """Context engine to load from the ``palimpsest.context_engines`` entry points."""
     profile: Literal["seed", "refined"] = "seed"
-    """Behaviour profile; ``refined`` switches are not implemented yet."""
+    """Behaviour profile. ``refined`` turns on: preflight deferral to the provider's real
+    usage when the estimate is close (agent), a 2-second pause before a reactive retry,
+    strict threat scanning of memory writes, and memory-tool answers that do not echo
+    entries. Everything else is the same in both profiles."""
 
 
 class CompressionSettings(_Section):

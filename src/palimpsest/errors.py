@@ -131,14 +131,32 @@ class PluginNotFoundError(UserError):
         super().__init__(f"unknown {kind} {name!r}; available: {listed}")
 
 
+def _extra_requirements(extra: str) -> list[str]:
+    """The requirements this installation declares for ``extra`` (``openai>=1.40``, ...)."""
+    from importlib import metadata
+
+    try:
+        declared = metadata.requires("palimpsest") or []
+    except metadata.PackageNotFoundError:
+        return []
+    wanted = (f'extra == "{extra}"', f"extra == '{extra}'")
+    return [r.split(";")[0].strip() for r in declared if any(w in r for w in wanted)]
+
+
 class MissingDependencyError(UserError):
-    """An optional dependency is missing; the message names the extra to install."""
+    """An optional dependency is missing; the message names what to install.
+
+    The hint names the dependency itself (``pip install 'openai>=1.40'``), not
+    ``palimpsest[extra]`` from PyPI: the name ``palimpsest`` there is another project.
+    """
 
     def __init__(self, package: str, extra: str) -> None:
         self.package = package
         self.extra = extra
+        needed = " ".join(f"'{r}'" for r in _extra_requirements(extra)) or f"'{package}'"
         super().__init__(
-            f"{package} is not installed; install it with: pip install 'palimpsest[{extra}]'"
+            f"{package} is not installed; install it with: pip install {needed} "
+            f"(or, in a checkout of palimpsest: pip install -e '.[{extra}]')"
         )
 
 

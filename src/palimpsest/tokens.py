@@ -35,6 +35,7 @@ __all__ = [
     "estimate_tokens_cjk",
     "estimate_tokens_rough",
     "estimate_tools_tokens",
+    "exact_fields",
     "message_budget_tokens",
     "message_chars",
     "serialize_for_estimate",
@@ -347,6 +348,37 @@ def message_budget_tokens(message: Mapping[str, Any]) -> int:
     return tokens
 
 
+def exact_fields(message: Mapping[str, Any]) -> tuple[list[str], int]:
+    """The texts :class:`ExactCounter` tokenizes for one message, and its image count.
+
+    Shared with :mod:`palimpsest.deciding_count`, whose upper bound must measure exactly
+    what the exact count tokenizes.
+    """
+    fields: list[str] = [str(message.get("role") or "")]
+    content = message.get("content")
+    images = 0
+    if isinstance(content, str):
+        fields.append(content)
+    elif isinstance(content, list):
+        images = _count_images(content)
+        for part in content:
+            if isinstance(part, str):
+                fields.append(part)
+            elif isinstance(part, Mapping) and isinstance(part.get("text"), str):
+                fields.append(part["text"])
+    elif content is not None:
+        fields.append(json.dumps(content, ensure_ascii=False, default=str))
+    for key in ("name", "tool_call_id"):
+        if isinstance(message.get(key), str):
+            fields.append(message[key])
+    for call in tool_calls_of(message):
+        fn = call.get("function") if isinstance(call, Mapping) else None
+        if isinstance(fn, Mapping):
+            fields.append(str(fn.get("name") or ""))
+        fields.append(call_arguments(call))
+    return fields, images
+
+
 @runtime_checkable
 class TokenCounter(Protocol):
     """Anything that can count a text and a message list; the compressor accepts one."""
@@ -417,31 +449,6 @@ class ExactCounter:
             start = end
         return total
 
-    def _message_fields(self, message: Mapping[str, Any]) -> tuple[list[str], int]:
-        fields: list[str] = [str(message.get("role") or "")]
-        content = message.get("content")
-        images = 0
-        if isinstance(content, str):
-            fields.append(content)
-        elif isinstance(content, list):
-            images = _count_images(content)
-            for part in content:
-                if isinstance(part, str):
-                    fields.append(part)
-                elif isinstance(part, Mapping) and isinstance(part.get("text"), str):
-                    fields.append(part["text"])
-        elif content is not None:
-            fields.append(json.dumps(content, ensure_ascii=False, default=str))
-        for key in ("name", "tool_call_id"):
-            if isinstance(message.get(key), str):
-                fields.append(message[key])
-        for call in tool_calls_of(message):
-            fn = call.get("function") if isinstance(call, Mapping) else None
-            if isinstance(fn, Mapping):
-                fields.append(str(fn.get("name") or ""))
-            fields.append(call_arguments(call))
-        return fields, images
-
     def count_message(self, message: Mapping[str, Any]) -> int:
         serialized, _ = serialize_for_estimate(message)
         key = hashlib.blake2b(serialized.encode("utf-8", "surrogatepass"), digest_size=16).digest()
@@ -449,7 +456,7 @@ class ExactCounter:
         if cached is not None:
             self._cache.move_to_end(key)
             return cached
-        fields, images = self._message_fields(message)
+        fields, images = exact_fields(message)
         count = self.tokens_per_message + sum(self.count_text(f) for f in fields)
         count += images * IMAGE_TOKENS
         self.encoded_messages += 1

@@ -116,7 +116,7 @@ def _usage(agent: Agent, _: str) -> CommandResult:
         tokens,
         f"Cache: {totals.tokens('cache_read_tokens')} read, "
         f"{totals.tokens('cache_write_tokens')} written",
-        "Cost: " + (format_cost(cost) if cost is not None else "unknown"),
+        "Cost: " + _cost_text(cost, totals.calls, totals.unreported_calls),
     ]
     if totals.unreported_calls:
         lines.append(
@@ -124,6 +124,15 @@ def _usage(agent: Agent, _: str) -> CommandResult:
             "count only the calls that did."
         )
     return CommandResult("/usage", "\n".join(lines))
+
+
+def _cost_text(cost: float | None, calls: int, unreported: int) -> str:
+    """The cost line's figure: unknown whenever no call reported usage (even on a local
+    route that bills nothing, "$0.00" would claim a measurement nobody made)."""
+    if cost is None or (calls and unreported >= calls):
+        return "unknown" + (" (no call reported usage)" if calls and unreported >= calls else "")
+    prefix = "≥ " if unreported else ""
+    return prefix + format_cost(cost)
 
 
 def _status(agent: Agent, _: str) -> CommandResult:

@@ -49,7 +49,8 @@ def render_status(status: dict[str, Any]) -> str:
     pct = status["percent_of_window"]
     lines = [
         f"Context: {approx}{status['tokens']:,} / {status['context_length']:,} tokens"
-        + (f" ({pct}% of the window, {source})" if pct is not None else f" ({source})"),
+        + " in the next request (messages, system prompt and tool schemas; "
+        + (f"{pct}% of the window, {source})" if pct is not None else f"{source})"),
         f"Compaction threshold: {status['threshold_tokens']:,} tokens"
         + (
             f" ({status['percent_of_threshold']}% reached)"

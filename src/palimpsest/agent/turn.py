@@ -25,6 +25,8 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import ContextOverflowError, OutputLimitError, ProviderError
 from ..messages import call_id, tool_calls_of
+from ..messages.reading import read_from
+from ..outputs.rerun import NOT_REPEATABLE
 from ..providers.base import Completion
 from ..safety.redact import redact
 from .ahead import observe
@@ -69,7 +71,7 @@ def _turn(agent: Agent, user_message: str) -> Flow:
     agent.turn += 1
     turn = agent.turn
     agent.close_open_calls()  # a session stored mid-round (a crash) is made valid first
-    agent.append({"role": "user", "content": user_message})
+    agent.append({"role": "user", "content": _budgeted_observation(agent, user_message)})
     agent.ledger.record_user(user_message, turn)
     if agent.memory is not None:
         agent.memory.on_turn_start(turn, user_message)
@@ -100,6 +102,19 @@ def _turn(agent: Agent, user_message: str) -> Flow:
                 stop=agent.is_interrupted,
             )
             completion: Completion = yield call
+            if (
+                call.stream
+                and _silent(completion)
+                and estimate >= agent.compressor.threshold_tokens
+            ):
+                # HTTP 200, then a stream that ended with nothing (llama.cpp reports an
+                # oversized prompt as an error event the SDK skips): on a request at the
+                # threshold that is an overflow, recovered like any other.
+                raise ContextOverflowError(
+                    "the server answered but the stream ended with no reply and no finish "
+                    f"reason, on a request of ~{estimate:,} tokens: read as a context "
+                    "overflow reported inside the stream"
+                )
         except OutputLimitError as exc:
             smaller = smaller_max_tokens(exc, max_tokens)
             recovery.output_retries += 1
@@ -176,15 +191,55 @@ def _failed(exc: ProviderError) -> TurnEnd:
     )
 
 
+OBSERVATION_TOOL = "observation"
+"""The name a text-action observation is budgeted under (``tool_budget.tool_overrides``)."""
+
+
+def _budgeted_observation(agent: Agent, text: str) -> str:
+    """``text``, or its saved preview when it is an oversized observation.
+
+    In text-action runs (SWE-agent, mini-swe-agent) a command's output comes back as the
+    next user message, so the tool-output budget never saw it: one 18K-token observation
+    stalled a 16K window for turns. A user message that reads as an observation (it answers
+    the assistant's text action) is admitted like a tool result: over the per-result size it
+    is saved and replaced by a preview the model can read on from. A person's own message is
+    never touched.
+    """
+    if not agent.messages or not isinstance(text, str):
+        return text
+    start = max(0, len(agent.messages) - 3)
+    readings = read_from([*agent.messages, {"role": "user", "content": text}], start)
+    if not readings or readings[-1].kind != "observation":
+        return text
+    guard = agent.output_guard
+    guard.config = agent.output_budget()
+    return guard.admit(text, tool_name=OBSERVATION_TOOL, call_id=None, rerun=NOT_REPEATABLE)
+
+
+def _silent(completion: Completion) -> bool:
+    """A reply with no text, no calls, no finish reason and no usage: the stream carried
+    nothing a model wrote."""
+    return not (
+        (completion.content or "").strip()
+        or completion.tool_calls
+        or completion.finish_reason
+        or completion.usage is not None
+    )
+
+
 def preflight(agent: Agent) -> Flow:
     """Compact before the first call when the request estimate reaches the threshold."""
     engine = agent.compressor
     if not agent.compression_enabled:
         return
-    if len(agent.messages) <= engine.protect_first_n + engine.protect_last_n + 1:
-        return  # AL-03: too short to have a middle worth compacting
     estimate = agent.estimate_request()
     if estimate < engine.threshold_tokens:
+        return
+    # AL-03 (too short to have a middle worth compacting) is decided by tokens, as the
+    # compressor's own tail walk does: on a small window a few long turns fill it long
+    # before protect_first_n + protect_last_n + 1 messages exist, and a message count
+    # would let the request overflow instead.
+    if not engine.has_content_to_compress(agent.messages):
         return
     if agent.profile == "refined" and engine.should_defer_preflight_to_real_usage(estimate):
         return

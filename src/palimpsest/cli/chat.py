@@ -16,6 +16,7 @@ EOF at the prompt, or ``/exit``, leaves and prints the command that resumes the 
 
 from __future__ import annotations
 
+import shlex
 import signal
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager, suppress
@@ -35,9 +36,9 @@ from ..providers.base import ChatModel
 from ..providers.connect import connect
 from ..safety.redact import redact
 from ..storage.sessions import SessionStore
-from .common import fail, handle_errors
+from .common import CONTEXT_LENGTH_HELP, context_length_of, fail, handle_errors
 from .render import EventRenderer, short_id, status_line
-from .sessions import open_store
+from .sessions import DbOption, open_store
 from .terminal_text import for_terminal
 
 if TYPE_CHECKING:
@@ -57,8 +58,20 @@ current directory."""
 NO_MODEL = (
     "no model: pass --model SPEC (for example openai:gpt-4o-mini, or "
     "openai-compatible:local --base-url http://127.0.0.1:8765/v1 for llama.cpp's server: "
-    "see docs/providers-local.md), or set model.name in config.yaml"
+    "see docs/providers-local.md), or set model.name in config.yaml. Offline, with no "
+    "model at all: palimpsest chat --model replay:TRANSCRIPT answers with a recorded "
+    "transcript's replies (try replay:examples/marshmallow-1867.traj)"
 )
+
+HELP_TEXT = """commands:
+  /help               this list
+  /status             context use: messages and tokens against the threshold and window
+  /usage              model calls, tokens and cost so far
+  /compress [focus]   compact the conversation now (optionally keeping a topic in detail)
+  /undo               undo the last compaction
+  /new                start a new session
+  /exit, /quit        leave (Ctrl-D too); prints the command that resumes the session
+Ctrl-C stops a reply at the next safe point; a second Ctrl-C stops it at once."""
 
 
 def _replay_model(path_text: str) -> ChatModel:
@@ -146,8 +159,7 @@ def _run_command(agent: Agent, line: str, renderer: EventRenderer) -> None:
         return
     if result is None:
         renderer.console.print(
-            f"[red]unknown command {escape(for_terminal(line.split()[0]))}[/]: try /compress [focus], "
-            "/new, /undo, /usage, /status or /exit",
+            f"[red]unknown command {escape(for_terminal(line.split()[0]))}[/]: /help lists the commands",
             highlight=False,
         )
         return
@@ -173,6 +185,9 @@ def chat_loop(
             continue
         if line in EXIT_COMMANDS:
             break
+        if line in ("/help", "/?"):
+            console.print(HELP_TEXT, markup=False, highlight=False)
+            continue
         if line.startswith("/"):
             _run_command(agent, line, renderer)
         else:
@@ -192,7 +207,7 @@ def _tools_root(tools: list[str]) -> Path | None:
 def _open_store(db: Path | None) -> SessionStore:
     """``--db``, else the store every command uses (``store.path`` from config, else
     ``$PALIMPSEST_HOME/state.db``)."""
-    return SessionStore(db) if db is not None else open_store()
+    return open_store(db)
 
 
 def _resume_id(store: SessionStore, session: str | None) -> str | None:
@@ -240,15 +255,9 @@ def chat_command(
         ),
     ] = None,
     context_length: Annotated[
-        int | None,
-        typer.Option("--context-length", min=1, help="Model window in tokens."),
+        int | None, typer.Option("--context-length", min=1, help=CONTEXT_LENGTH_HELP)
     ] = None,
-    db: Annotated[
-        Path | None,
-        typer.Option(
-            "--db", help="Session database (default: store.path, else $PALIMPSEST_HOME/state.db)."
-        ),
-    ] = None,
+    db: DbOption = None,
 ) -> None:
     """Talk to an agent that keeps its conversation inside the window."""
     with suppress(ImportError):  # not on every platform
@@ -268,7 +277,7 @@ def chat_command(
                 chat_model,
                 store=store,
                 memory=_memory(settings),
-                context_length=context_length or settings.model.context_length,
+                context_length=context_length_of(context_length, settings.model.context_length),
                 session_id=resume,
                 source="cli",
                 workdir=workdir,
@@ -280,13 +289,40 @@ def chat_command(
                 session_id = chat_loop(agent, console)
             finally:
                 agent.close()
+            if session_id and not store.message_count(session_id):
+                # Nothing was said: leave no empty "(untitled)" session behind.
+                store.delete_session(session_id)
+                session_id = None
         finally:
             store.close()
     if session_id:
-        console.print(
-            f"session {session_id} · resume with: palimpsest chat --session {session_id}",
-            markup=False,
-        )
+        again = _resume_command(session_id, model, base_url, context_length, db, tools)
+        console.print(f"session {session_id} · resume with: {again}", markup=False)
+
+
+def _resume_command(
+    session_id: str,
+    model: str | None,
+    base_url: str | None,
+    context_length: int | None,
+    db: Path | None,
+    tools: list[str] | None,
+) -> str:
+    """The command that resumes this session as it ran: the same model, server, window,
+    database and tools (a hint without them would start with a different setup, or fail
+    with no model)."""
+    parts = ["palimpsest", "chat", "--session", session_id]
+    for flag, value in (
+        ("--model", model),
+        ("--base-url", base_url),
+        ("--context-length", context_length),
+        ("--db", db),
+    ):
+        if value is not None:
+            parts += [flag, str(value)]
+    for name in tools or []:
+        parts += ["--tools", name]
+    return shlex.join(parts)
 
 
 def _memory(settings: Settings) -> Any:

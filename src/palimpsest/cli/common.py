@@ -20,7 +20,39 @@ from rich.markup import escape
 from ..errors import PalimpsestError, UserError
 from .terminal_text import for_terminal
 
-__all__ = ["USER_ERROR_EXIT", "TranscriptFormat", "err_console", "fail", "handle_errors"]
+__all__ = [
+    "CONTEXT_LENGTH_HELP",
+    "DEFAULT_CONTEXT_LENGTH",
+    "STDOUT",
+    "USER_ERROR_EXIT",
+    "TranscriptFormat",
+    "context_length_of",
+    "err_console",
+    "fail",
+    "handle_errors",
+    "is_stdout",
+]
+
+DEFAULT_CONTEXT_LENGTH = 200_000
+"""The window every command assumes when neither ``--context-length`` nor
+``model.context_length`` (the config) gives one: one default, one source."""
+
+CONTEXT_LENGTH_HELP = "Model window in tokens (default: model.context_length, else 200,000)."
+
+STDOUT = "-"
+"""``-o -`` means standard output, in every command that takes ``-o``."""
+
+
+def is_stdout(output: object) -> bool:
+    """Is ``output`` (an ``-o`` value) missing or ``-``, i.e. standard output?"""
+    return output is None or str(output) == STDOUT
+
+
+def context_length_of(flag: int | None, configured: int | None) -> int:
+    """The window a command uses: ``--context-length``, else ``model.context_length`` from
+    the config, else :data:`DEFAULT_CONTEXT_LENGTH`."""
+    return flag or configured or DEFAULT_CONTEXT_LENGTH
+
 
 USER_ERROR_EXIT = 2
 RUN_ERROR_EXIT = 1

@@ -22,6 +22,7 @@ import typer
 from rich.table import Table
 
 from ..compaction.compressor import CompressionStats, ContextCompressor
+from ..compaction.decided import UNDER_THRESHOLD, DecidedCompaction, compact_decided
 from ..compaction.feedback import summarize_manual_compression
 from ..config import load_settings
 from ..files import output_target, replace_file
@@ -29,7 +30,16 @@ from ..messages import dump_transcript, read_transcript_file, validate_transcrip
 from ..messages.formats import DEFAULT_MAX_INPUT_BYTES
 from ..summarizers.configured import summarizer_from_settings
 from ..tokens import ExactCounter, RoughCounter, TokenCounter
-from .common import TranscriptFormat, err_console, fail, handle_errors
+from .common import (
+    CONTEXT_LENGTH_HELP,
+    DEFAULT_CONTEXT_LENGTH,
+    TranscriptFormat,
+    context_length_of,
+    err_console,
+    fail,
+    handle_errors,
+    is_stdout,
+)
 from .terminal_text import for_terminal
 
 __all__ = ["DEFAULT_CONTEXT_LENGTH", "NOT_FIT_EXIT", "compress_command"]
@@ -37,8 +47,6 @@ __all__ = ["DEFAULT_CONTEXT_LENGTH", "NOT_FIT_EXIT", "compress_command"]
 NOT_FIT_EXIT = 3
 """Exit status when the result was written but does not fit the window minus the reserve."""
 
-DEFAULT_CONTEXT_LENGTH = 200_000
-"""Window assumed when neither ``--context-length`` nor ``model.context_length`` is set."""
 
 FORMATS = tuple(f.value for f in TranscriptFormat)
 
@@ -56,19 +64,20 @@ def _read_messages(source: str, fmt: str, max_bytes: int) -> list[dict[str, Any]
 
 
 def _report_dict(
-    stats: CompressionStats, compressor: ContextCompressor, elapsed: float, counter: str
+    stats: CompressionStats, compressor: ContextCompressor, elapsed: float, run: DecidedCompaction
 ) -> dict[str, Any]:
     return {
         "compressed": stats.compressed,
         "reason": stats.reason,
-        "token_counter": counter,
+        "token_count": run.after.method,
+        "token_counter": run.after.encoding if run.after.method == "exact" else "utf8-bound",
         "context_length": compressor.context_length,
         "threshold_tokens": compressor.threshold_tokens,
         "tail_token_budget": compressor.tail_token_budget,
         "messages_before": stats.before_messages,
         "messages_after": stats.after_messages,
-        "tokens_before": stats.before_tokens,
-        "tokens_after": stats.after_tokens,
+        "tokens_before": run.before.tokens,
+        "tokens_after": run.after.tokens,
         "savings_pct": round(stats.savings_pct, 2),
         "tool_results_pruned": stats.pruned_count,
         "tool_calls_shrunk": stats.shrunk_calls,
@@ -122,15 +131,16 @@ def _summary_line(report: dict[str, Any]) -> str | None:
     return line
 
 
-def _print_report(report: dict[str, Any], headline: str, note: str | None, counter: str) -> None:
-    kind = "rough" if counter == "rough" else f"exact {counter}"
+def _print_report(
+    report: dict[str, Any], headline: str, note: str | None, run: DecidedCompaction
+) -> None:
     err_console.print(headline, highlight=False)
     table = Table(show_header=True, header_style="bold", box=None, pad_edge=False)
     table.add_column("")
     table.add_column("before", justify="right")
     table.add_column("after", justify="right")
     table.add_row("messages", f"{report['messages_before']:,}", f"{report['messages_after']:,}")
-    table.add_row(f"tokens ({kind})", f"{report['tokens_before']:,}", f"{report['tokens_after']:,}")
+    table.add_row(f"tokens ({run.after.label})", run.before.shown(), run.after.shown())
     err_console.print(table)
     if report["compressed"]:
         err_console.print(
@@ -154,15 +164,11 @@ def _print_report(report: dict[str, Any], headline: str, note: str | None, count
 def compress_command(
     input: Annotated[str, typer.Argument(help="Transcript file, or - for standard input.")],
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write the result here instead of stdout.")
+        Path | None,
+        typer.Option("--output", "-o", help="Write the result here (- or none: stdout)."),
     ] = None,
     context_length: Annotated[
-        int | None,
-        typer.Option(
-            "--context-length",
-            min=1,
-            help="Model window in tokens (default: model.context_length, else 200,000).",
-        ),
+        int | None, typer.Option("--context-length", min=1, help=CONTEXT_LENGTH_HELP)
     ] = None,
     threshold: Annotated[
         float | None,
@@ -177,13 +183,19 @@ def compress_command(
         TranscriptFormat, typer.Option("--format", help="Input format.")
     ] = TranscriptFormat.auto,
     exact_tokens: Annotated[
-        bool, typer.Option("--exact-tokens", help="Count tokens exactly with o200k_base.")
+        bool,
+        typer.Option(
+            "--exact-tokens",
+            help="Report exact o200k_base counts even where a bound settles the verdict "
+            "(every compress-or-not and fits-or-not decision already uses the exact count "
+            "unless the UTF-8 upper bound proves it).",
+        ),
     ] = False,
     report_path: Annotated[
         Path | None, typer.Option("--report", help="Also write the report as JSON here.")
     ] = None,
     force: Annotated[
-        bool, typer.Option("--force", help="Compress even when under the threshold.")
+        bool, typer.Option("--force", "-f", help="Compress even when under the threshold.")
     ] = False,
     config: Annotated[
         Path | None,
@@ -213,11 +225,19 @@ def compress_command(
         str | None,
         typer.Option("--base-url", help="Server of an openai-compatible --model (ending in /v1)."),
     ] = None,
+    as_json: Annotated[
+        bool,
+        typer.Option(
+            "--json", help="Print the report as JSON on stdout (the transcript then needs -o FILE)."
+        ),
+    ] = False,
 ) -> None:
     """Compress a transcript: prune old tool output, summarize the middle, keep head and tail.
 
     Exits 3 when the result does not fit the window minus the output reserve.
     """
+    if as_json and is_stdout(output):
+        fail("--json prints the report on stdout: write the transcript elsewhere with -o FILE")
     try:
         fits = _compress(
             input,
@@ -233,6 +253,7 @@ def compress_command(
             max_input_mb,
             model,
             base_url,
+            as_json,
         )
     except RecursionError:
         fail("the input is nested too deeply to be a transcript")
@@ -254,6 +275,7 @@ def _compress(
     max_input_mb: float | None,
     model: str | None,
     base_url: str | None,
+    as_json: bool = False,
 ) -> bool:
     with handle_errors():
         # Refuse a directory, device, FIFO or unwritable output before reading anything.
@@ -265,7 +287,7 @@ def _compress(
         max_bytes = int(limit_mb * 1_048_576) if limit_mb else DEFAULT_MAX_INPUT_BYTES
         messages = _read_messages(input, fmt, max_bytes)
         counter: TokenCounter = ExactCounter("o200k_base") if exact_tokens else RoughCounter()
-        window = context_length or settings.model.context_length or DEFAULT_CONTEXT_LENGTH
+        window = context_length_of(context_length, settings.model.context_length)
         overrides: dict[str, Any] = {"quiet_mode": True}
         if threshold is not None:
             overrides["threshold_percent"] = threshold
@@ -277,47 +299,23 @@ def _compress(
             token_counter=counter,
             **overrides,
         )
-        before_tokens = counter.count_messages(messages)
-
         started = time.perf_counter()
-        # Input that does not fit the window is compressed even under the threshold: the
-        # default threshold (85% of a small window, CC-04) can sit above the fit target.
-        too_big = before_tokens > compressor.fit_target_tokens
-        if force or too_big or compressor.should_compress(before_tokens):
-            result = compressor.compress(
-                messages, current_tokens=before_tokens, focus_topic=focus, force=force
-            )
-            stats = compressor.last_stats
-        else:
-            result = messages
-            stats = CompressionStats(
-                before_messages=len(messages),
-                after_messages=len(messages),
-                before_tokens=before_tokens,
-                after_tokens=before_tokens,
-                reason="under threshold",
-                fit_target_tokens=compressor.fit_target_tokens,
-            )
-            stats.fits = before_tokens <= stats.fit_target_tokens
-            if not stats.fits:
-                stats.not_fit_reason = (
-                    f"{before_tokens:,} tokens, over the target of {stats.fit_target_tokens:,}, "
-                    "and under the compaction threshold"
-                )
+        run = compact_decided(compressor, messages, force=force, focus=focus)
+        result, stats = run.result, run.stats
         elapsed = time.perf_counter() - started
 
         text = dump_transcript(result)
-        if output is None:
+        if output is None or is_stdout(output):
             sys.stdout.write(text + ("" if text.endswith("\n") else "\n"))
         else:
             replace_file(output, text + "\n", temp_prefix=f".{output.name}.")
 
-        report = _report_dict(stats, compressor, elapsed, counter.name)
-        if stats.reason == "under threshold":
+        report = _report_dict(stats, compressor, elapsed, run)
+        if stats.reason == UNDER_THRESHOLD:
             headline = (
-                f"No compression needed: ~{before_tokens:,} tokens is under the compaction "
-                f"threshold of {compressor.threshold_tokens:,} (context length {window:,}). "
-                "Use --force to compress anyway."
+                f"No compression needed: {run.before.shown()} tokens ({run.before.label}) is "
+                f"under the compaction threshold of {compressor.threshold_tokens:,} "
+                f"(context length {window:,}). Use --force to compress anyway."
             )
             note = None
         elif not stats.compressed:
@@ -334,7 +332,10 @@ def _compress(
                 failure_reason=compressor.last_summary_error,
             )
             headline, note = feedback["headline"], feedback["note"]
-        _print_report(report, headline, note, counter.name)
+        if as_json:
+            sys.stdout.write(json.dumps(report, indent=2) + "\n")
+        else:
+            _print_report(report, headline, note, run)
         if not stats.fits:
             err_console.print(
                 f"[bold yellow]warning:[/] the result does not fit {window:,} tokens minus the "

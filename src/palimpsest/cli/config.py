@@ -101,6 +101,7 @@ def show_command(
         rows = [*values, *locations(settings, values, config)]
     if changed:
         rows = [row for row in rows if row.source.kind != "default"]
+    effective = effective_thresholds(settings)
     if as_json:
         payload = [
             {
@@ -111,6 +112,14 @@ def show_command(
             }
             for row in rows
         ]
+        payload.append(
+            {
+                "key": "compression.effective_threshold_tokens",
+                "value": {str(w): t for w, t in effective},
+                "source": "derived",
+                "detail": "tokens at which compaction fires, by context length",
+            }
+        )
         sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False, default=str) + "\n")
         return
     if not rows:
@@ -124,6 +133,31 @@ def show_command(
         style = "dim" if row.source.kind == "default" else None
         table.add_row(row.key, _shown(row.value), str(row.source), style=style)
     console.print(table)
+    console.print(
+        "effective compaction threshold (compression.threshold applied to the window, with "
+        "the 64,000-token floor and the small-window rule unless the ratio is set "
+        "explicitly): " + ", ".join(f"{w:,} → {t:,} ({t / w:.0%})" for w, t in effective),
+        highlight=False,
+    )
+
+
+THRESHOLD_WINDOWS = (8_000, 32_000, 128_000, 200_000, 1_000_000)
+"""Context lengths ``config show`` reports the effective threshold for (plus the configured
+``model.context_length``)."""
+
+
+def effective_thresholds(settings: Settings) -> list[tuple[int, int]]:
+    """``(context length, threshold tokens)`` as the compressor computes them from
+    ``settings``, for :data:`THRESHOLD_WINDOWS` and the configured window."""
+    from ..compaction.compressor import ContextCompressor
+
+    windows = set(THRESHOLD_WINDOWS)
+    if settings.model.context_length:
+        windows.add(settings.model.context_length)
+    return [
+        (w, ContextCompressor.from_settings(settings, context_length=w).threshold_tokens)
+        for w in sorted(windows)
+    ]
 
 
 @config_app.command("path")

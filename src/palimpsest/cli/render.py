@@ -151,7 +151,8 @@ def status_figure(status: Mapping[str, Any], figure: str) -> int | float | None:
 
 
 def status_line(status: Mapping[str, Any]) -> str:
-    """``ctx 12,345/128,000 (9.6%) · threshold 64,000 · 1 compaction · session ab12cd34``.
+    """``ctx 12,345/128,000 (9.6%, next request) · threshold 64,000 · 1 compaction · session
+    ab12cd34``: the figure is the next request (messages, system prompt and tool schemas).
 
     An estimated figure (no usage from the provider) is marked ``~``; an unknown one is
     ``?``, never ``0``.
@@ -164,7 +165,9 @@ def status_line(status: Mapping[str, Any]) -> str:
     used_text = f"{mark}{int(used):,}" if used is not None else "?"
     line = f"ctx {used_text}/{int(window):,}" if window else f"ctx {used_text}/?"
     if percent is not None and used is not None:
-        line += f" ({mark}{percent:.1f}%)"
+        line += f" ({mark}{percent:.1f}%, next request)"
+    elif used is not None:
+        line += " (next request)"
     if threshold is not None:
         line += f" · threshold {int(threshold):,}"
     count = status.get("compactions")

@@ -1,4 +1,4 @@
-"""``palimpsest replay TRANSCRIPT --context-length N``: a recorded conversation through the
+"""``palimpsest replay TRANSCRIPT [--context-length N]``: a recorded conversation through the
 real agent, to see when compaction fires, what it removes and costs, and how sessions chain.
 
 The transcript's assistant turns are replayed by :class:`~palimpsest.agent.replay_model.
@@ -10,13 +10,20 @@ is what a live session with that window would have done.
 The timeline is one line per turn (and per model round when a turn has tool rounds), one
 per compaction (path, what was removed, time, the session it continues in and its parent),
 then the session chain and totals. ``--json`` prints the same records as JSON lines.
+
+The sessions and saved outputs a replay makes go to a throwaway directory unless ``--db``
+(that database) or ``--keep`` (the user's own store) asks to keep them.
 """
 
 from __future__ import annotations
 
 import json
+import logging
+import tempfile
 import time
 from collections import Counter
+from collections.abc import Iterator
+from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -33,11 +40,11 @@ from ..agent.replay_model import (
     build_script,
     replay_tools,
 )
-from ..config import load_settings
+from ..config import Settings, load_settings
 from ..messages import load_transcript, validate_transcript
 from ..safety.redact import redact
 from ..storage.sessions import SessionStore
-from .common import fail, handle_errors
+from .common import CONTEXT_LENGTH_HELP, context_length_of, fail, handle_errors
 from .render import status_figure
 from .sessions import open_store
 from .terminal_text import for_terminal, json_for_terminal
@@ -66,6 +73,38 @@ class Timeline:
             self.console.print(line, markup=False)
         elif text is not None:
             self.console.print(for_terminal(text), markup=False, highlight=False)
+
+
+class _TimelineLog(logging.Handler):
+    """Log records of the library during a replay, as timeline records: JSON lines with
+    ``--json``, text lines only with ``--verbose``; never raw lines on stderr (they said
+    things like "need > 7" beside a timeline that had its own figures)."""
+
+    def __init__(self, timeline: Timeline, verbose: bool) -> None:
+        super().__init__(logging.INFO)
+        self.timeline = timeline
+        self.verbose = verbose
+
+    def emit(self, record: logging.LogRecord) -> None:
+        message = redact(record.getMessage())
+        entry = {"event": "log", "level": record.levelname.lower(), "message": message}
+        self.timeline.add(entry, f"  log: {message}" if self.verbose else None)
+
+
+@contextmanager
+def _routed_logs(timeline: Timeline, verbose: bool) -> Iterator[None]:
+    logger = logging.getLogger("palimpsest")
+    handler = _TimelineLog(timeline, verbose)
+    previous = (logger.propagate, logger.level)
+    logger.addHandler(handler)
+    logger.propagate = False  # no second copy through the root logger or Python's last resort
+    logger.setLevel(logging.INFO)
+    try:
+        yield
+    finally:
+        logger.removeHandler(handler)
+        logger.propagate, _ = previous
+        logger.setLevel(previous[1])
 
 
 def _count(number: int, noun: str) -> str:
@@ -131,6 +170,7 @@ def _play_turn(
     timeline: Timeline,
     totals: Counter[str],
     show_rounds: bool,
+    model: ReplayChatModel | None = None,
 ) -> _TurnTally:
     tally = _TurnTally()
     for event in agent.run(turn.user):
@@ -156,6 +196,15 @@ def _play_turn(
         elif isinstance(event, CompactionEvent):
             totals[f"compactions_{event.path}"] += int(event.compacted)
             timeline.add(*_compaction_record(number, event))
+        elif (
+            isinstance(event, WarningEvent)
+            and event.code == "empty_answer"
+            and model is not None
+            and model.remaining == 0
+        ):
+            # The recording has no more replies for this turn: the end of the script, not
+            # a model failure. Recorded in --json, not shown as a warning.
+            timeline.add({"event": "recording_ended", "turn": number}, None)
         elif isinstance(event, WarningEvent):
             record = {"event": "warning", "turn": number, "code": event.code}
             record["message"] = redact(event.message)
@@ -242,6 +291,7 @@ def replay_transcript(
     context_length: int,
     timeline: Timeline,
     name: str = "transcript",
+    settings: Settings | None = None,
 ) -> dict[str, Any]:
     """Drive a real Agent through ``script``; return the totals record."""
     from ..agent.loop import Agent  # the loop pulls in every layer: load it only to replay
@@ -261,7 +311,7 @@ def replay_transcript(
         source="replay",
         builtin_tools=False,
         max_iterations=max(MIN_ITERATIONS, longest + 2),
-        settings=load_settings(),
+        settings=settings or load_settings(),
     )
     if agent.session_id is not None:
         _title(store, agent.session_id, f"replay {name}")
@@ -271,7 +321,14 @@ def replay_transcript(
         for number, turn in enumerate(script.turns, start=1):
             totals["unplayed_replies"] += model.load(turn.replies)
             tally = _play_turn(
-                agent, number, turn, context_length, timeline, totals, show_rounds=script.native
+                agent,
+                number,
+                turn,
+                context_length,
+                timeline,
+                totals,
+                show_rounds=script.native,
+                model=model,
             )
             totals["rounds"] += tally.rounds
             totals["tool_calls"] += tally.tool_calls
@@ -328,22 +385,39 @@ def replay_command(
         ),
     ],
     context_length: Annotated[
-        int, typer.Option("--context-length", min=1, help="The window to replay into, in tokens.")
-    ],
+        int | None, typer.Option("--context-length", min=1, help=CONTEXT_LENGTH_HELP)
+    ] = None,
     db: Annotated[
         Path | None,
         typer.Option(
-            "--db", help="Session database (default: store.path, else $PALIMPSEST_HOME/state.db)."
+            "--db",
+            help="Keep the replayed sessions in this database (default: a throwaway one, "
+            "deleted when the replay ends).",
         ),
     ] = None,
+    keep: Annotated[
+        bool,
+        typer.Option(
+            "--keep",
+            help="Keep the replayed sessions and saved outputs in your own store "
+            "(store.path, else $PALIMPSEST_HOME/state.db).",
+        ),
+    ] = False,
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the timeline as JSON lines.")
+    ] = False,
+    verbose: Annotated[
+        bool,
+        typer.Option("--verbose", help="Also show the library's log messages in the timeline."),
     ] = False,
 ) -> None:
     """Replay a transcript's assistant turns through the agent and show its compactions."""
     console = Console(highlight=False, soft_wrap=True)
     timeline = Timeline(console, as_json=as_json)
-    with handle_errors():
+    with handle_errors(), ExitStack() as cleanup:
+        cleanup.enter_context(_routed_logs(timeline, verbose))
+        settings = load_settings()
+        context_length = context_length_of(context_length, settings.model.context_length)
         messages = load_transcript(transcript)
         validate_transcript(messages, path=str(transcript))
         script = build_script(messages)
@@ -365,7 +439,19 @@ def replay_command(
             f"{_count(len(script.turns), 'turn')} "
             f"({style}) into a {context_length:,}-token window",
         )
-        store = SessionStore(db) if db is not None else open_store()
+        if db is None and not keep:
+            # A replay is an experiment: by default nothing of it lands in the user's own
+            # store (sessions, titles, saved outputs); --db or --keep says otherwise.
+            scratch = Path(cleanup.enter_context(tempfile.TemporaryDirectory(prefix="replay-")))
+            settings = settings.model_copy(
+                update={
+                    "outputs": settings.outputs.model_copy(
+                        update={"path": str(scratch / "outputs")}
+                    )
+                }
+            )
+            db = scratch / "state.db"
+        store = open_store(db)
         try:
             replay_transcript(
                 script,
@@ -373,6 +459,7 @@ def replay_command(
                 context_length=context_length,
                 timeline=timeline,
                 name=transcript.name,
+                settings=settings,
             )
         finally:
             store.close()

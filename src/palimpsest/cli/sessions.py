@@ -14,26 +14,37 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import AbstractContextManager, nullcontext, suppress
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any
+from typing import Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
 from rich.markup import escape
+from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
 from ..config import Settings, load_settings
-from ..errors import DuplicateTranscriptError
+from ..errors import DatabaseCorruptError, DuplicateTranscriptError
 from ..files import output_target, replace_file
 from ..messages import dump_transcript, render_content
 from ..safety.redact import redact_value
-from ..storage.session_admin import resolve_prefix
+from ..storage.failures import is_not_sqlite
+from ..storage.recovery import recover_rows
+from ..storage.session_admin import handle_of, resolve_prefix
 from ..storage.sessions import SessionStore, default_db_path
 from ..storage.transfer import import_stream
-from ..usage import format_token_pair, format_token_total
-from .common import TranscriptFormat, err_console, fail, handle_errors
+from ..usage import format_token_pair
+from .common import (
+    RUN_ERROR_EXIT,
+    TranscriptFormat,
+    err_console,
+    fail,
+    handle_errors,
+    is_stdout,
+)
 from .sessions_import import import_history_command
 from .terminal_text import for_terminal, json_for_terminal
 
@@ -59,21 +70,39 @@ RedactOption = Annotated[
     ),
 ]
 IdArgument = Annotated[
-    str, typer.Argument(metavar="ID", help="Session id (or a unique prefix of one).")
+    str,
+    typer.Argument(
+        metavar="ID",
+        help="Session id, a unique prefix of one, or its short handle (the last part, "
+        "shown in bold by 'sessions list').",
+    ),
 ]
 
 
-def db_path(settings: Settings | None = None) -> Path:
-    """The store file the CLI uses: ``store.path`` from config, else ``<home>/state.db``."""
+DbOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--db",
+        help="Session database to use (default: store.path from the config, else "
+        "state.db in $PALIMPSEST_HOME).",
+    ),
+]
+
+
+def db_path(settings: Settings | None = None, *, db: Path | None = None) -> Path:
+    """The store file the CLI uses: ``--db``, else ``store.path`` from config, else
+    ``<home>/state.db``."""
+    if db is not None:
+        return db.expanduser()
     configured = (settings or load_settings()).store.path
     return Path(configured).expanduser() if configured else default_db_path()
 
 
-def open_store() -> SessionStore:
+def open_store(db: Path | None = None) -> SessionStore:
     """The store at :func:`db_path`, in the configured full-text layout."""
     settings = load_settings()
     return SessionStore(
-        db_path(settings),
+        db_path(settings, db=db),
         fts_layout=settings.store.fts_layout,
         background_upkeep=settings.store.background_upkeep,
     )
@@ -116,9 +145,10 @@ def list_command(
         bool, typer.Option("--all", help="Also list sub-agent and continuation sessions.")
     ] = False,
     as_json: JsonOption = False,
+    db: DbOption = None,
 ) -> None:
     """One row per conversation, newest first (compression chains shown as their tip)."""
-    with handle_errors(), open_store() as store:
+    with handle_errors(), open_store(db) as store:
         found = store.list_sessions(limit, offset, source, include_children=all_)
         stored = store.session_count() if not found else len(found)
     # Titles, previews, prompts: a listing shows them to whoever looks, so nothing verbatim.
@@ -142,17 +172,43 @@ def list_command(
         label.append(f" [{for_terminal(row['source'], keep_lines=False)}]", style="dim")
         if row["preview"]:
             label.append("\n" + for_terminal(row["preview"], keep_lines=False), style="dim")
+        tokens, cost = _list_usage(row)
+        shown_id = for_terminal(row["id"], keep_lines=False)
+        handle = handle_of(row["id"])
+        sid = Text(shown_id[: len(shown_id) - len(handle)], style="dim")
+        sid.append(handle, style="bold")  # the short handle any command accepts
         table.add_row(
-            for_terminal(row["id"], keep_lines=False),
+            sid,
             label,
             str(row["message_count"] or 0),
-            format_token_total(
-                row["total_tokens"], row.get("unreported_calls") or 0, row["api_call_count"]
-            ),
-            _cost(row["estimated_cost_usd"]),
+            tokens,
+            cost,
             _short(row["last_active"]),
         )
     console.print(table)
+    if any(not row["api_call_count"] or row.get("unreported_calls") for row in found):
+        console.print(
+            "[dim]–: no model calls recorded (an imported session); ≥: some calls reported no "
+            "usage, unknown: none did ('sessions show ID' has the counts)[/]",
+            highlight=False,
+        )
+
+
+def _list_usage(row: dict[str, Any]) -> tuple[str, str]:
+    """Short token and cost cells for ``sessions list``: the figure, ``≥`` the figure when
+    some calls reported no usage, ``unknown`` when none did, ``–`` when no model call was
+    recorded at all (an imported session: unknown, never 0)."""
+    calls = row["api_call_count"] or 0
+    unreported = row.get("unreported_calls") or 0
+    if not calls:
+        return "–", "–"
+    if unreported >= calls:
+        return "unknown", "unknown"
+    tokens = f"{row['total_tokens'] or 0:,}"
+    cost = _cost(row["estimated_cost_usd"]) or "unknown"
+    if unreported:
+        return f"≥{tokens}", f"≥{cost}" if cost != "unknown" else cost
+    return tokens, cost
 
 
 def _nothing_listed(stored: int, source: str | None, offset: int) -> str:
@@ -175,9 +231,10 @@ def show_command(
     as_json: JsonOption = False,
     width: Annotated[int, typer.Option(help="Characters of each message to show.")] = 200,
     redact: RedactOption = False,
+    db: DbOption = None,
 ) -> None:
     """A session's details and its messages (verbatim unless --redact)."""
-    with handle_errors(), open_store() as store:
+    with handle_errors(), open_store(db) as store:
         sid = resolve_id(store, session_id)
         session = store.require_session(sid)
         messages = store.get_messages(sid)
@@ -223,9 +280,12 @@ def show_command(
 
 
 @sessions_app.command("tip")
-def tip_command(session_id: IdArgument) -> None:
+def tip_command(
+    session_id: IdArgument,
+    db: DbOption = None,
+) -> None:
     """The latest compression continuation of a session (the id to resume)."""
-    with handle_errors(), open_store() as store:
+    with handle_errors(), open_store(db) as store:
         tip = store.get_compression_tip(resolve_id(store, session_id))
     typer.echo(for_terminal(tip, keep_lines=False))
 
@@ -240,7 +300,7 @@ def import_command(
         ),
     ] = None,
     format: Annotated[
-        TranscriptFormat, typer.Option("--format", "-f", help="Transcript format.")
+        TranscriptFormat, typer.Option("--format", help="Transcript format.")
     ] = TranscriptFormat.auto,
     source: Annotated[str, typer.Option(help="Platform recorded for the session.")] = "import",
     title: Annotated[
@@ -268,6 +328,7 @@ def import_command(
             "(~/.codex/sessions), or the folder given as FILE. Run again to add what is new.",
         ),
     ] = None,
+    db: DbOption = None,
 ) -> None:
     """Store a transcript as a new, searchable session and print its id.
 
@@ -278,7 +339,7 @@ def import_command(
     skipped.
     """
     if from_agent is not None:
-        import_history_command(from_agent, file, as_json=as_json)
+        import_history_command(from_agent, file, as_json=as_json, db=db)
         return
     if file is None:
         fail("give a transcript FILE (or - for stdin), or --from claude-code|codex")
@@ -289,7 +350,7 @@ def import_command(
         "again": again,
         "lenient": lenient,
     }
-    with handle_errors(), open_store() as store:
+    with handle_errors(), open_store(db) as store, _importing(file):
         try:
             if file == "-":
                 sid = import_stream(store, sys.stdin, **options)
@@ -310,27 +371,52 @@ def import_command(
     typer.echo(sid)
 
 
+def _importing(file: str) -> AbstractContextManager[Any]:
+    """A live line on stderr while an import runs (a terminal only: pipes and logs get
+    nothing): what is read, its size, and the time so far, so a 200 MB import does not
+    look hung."""
+    if not err_console.is_terminal:
+        return nullcontext()
+    size = ""
+    if file != "-":
+        with suppress(OSError):
+            size = f" ({Path(file).stat().st_size / 1_048_576:,.1f} MiB)"
+    progress = Progress(
+        SpinnerColumn(),
+        TextColumn("{task.description}"),
+        TimeElapsedColumn(),
+        console=err_console,
+        transient=True,
+    )
+    progress.add_task(
+        f"importing {'<stdin>' if file == '-' else file}{size}: reading, checking and indexing",
+        total=None,
+    )
+    return progress
+
+
 @sessions_app.command("export")
 def export_command(
     session_id: IdArgument,
     output: Annotated[
-        Path | None, typer.Option("--output", "-o", help="Write here instead of stdout.")
+        Path | None, typer.Option("--output", "-o", help="Write here (- or none: stdout).")
     ] = None,
     chain: Annotated[
         bool, typer.Option("--chain", help="The whole compression chain's original messages.")
     ] = False,
     redact: RedactOption = False,
+    db: DbOption = None,
 ) -> None:
     """A session as an OpenAI-format JSON transcript (verbatim unless --redact)."""
     with handle_errors():
         if output is not None:
             output_target(output)  # a directory, device or FIFO is refused before the store opens
-    with handle_errors(), open_store() as store:
+    with handle_errors(), open_store(db) as store:
         messages = store.export_session(resolve_id(store, session_id), chain=chain)
         if redact:  # the whole list at once: a value one message reveals goes from all
             messages = redact_value(messages)
         text = dump_transcript(messages) + "\n"
-        if output is None:
+        if output is None or is_stdout(output):
             sys.stdout.write(json_for_terminal(text))  # the same JSON, safe on a terminal
         else:
             replace_file(output, text, temp_prefix=f".{output.name}.")
@@ -338,10 +424,10 @@ def export_command(
 
 
 @sessions_app.command("path")
-def path_command() -> None:
+def path_command(db: DbOption = None) -> None:
     """Print the database file's path (it may not exist yet)."""
     with handle_errors():
-        typer.echo(str(db_path()))
+        typer.echo(str(db_path(db=db)))
 
 
 @sessions_app.command("verify")
@@ -354,24 +440,68 @@ def verify_command(
             "list rows that cannot be read (they are kept).",
         ),
     ] = False,
+    db: DbOption = None,
 ) -> None:
     """Check the database, its indexes and its rows; exit 1 when a problem remains."""
-    with handle_errors(), open_store() as store:
+    with handle_errors():
+        path = db_path(db=db)
+        try:
+            store = open_store(db)
+        except DatabaseCorruptError as exc:
+            _cannot_open(path, exc, repair)
+    with handle_errors(), store:
         problems = store.verify()
         if problems and repair:
             for line in store.repair():
-                err_console.print(f"repair: {line}")
+                err_console.print(f"repair: {line}", highlight=False)
             problems = store.verify()
         elif store.read_only:
             err_console.print(f"note: opened read-only ({store.read_only_reason})")
         counts = (store.session_count(), store.message_count())
     if problems:
         for problem in problems:
-            err_console.print(f"problem: {problem}")
+            err_console.print(f"problem: {problem}", highlight=False)
         if not repair:
             err_console.print("run 'palimpsest sessions verify --repair' to rebuild what can be")
+        else:
+            err_console.print(
+                "what is left cannot be rebuilt from the rows: restore those rows (or the "
+                f"file) from a backup, or move {path} aside to start a new store",
+                highlight=False,
+            )
         raise typer.Exit(1)
     typer.echo(f"ok: {counts[0]} sessions, {counts[1]} messages, {store.path}")
+
+
+def _cannot_open(path: Path, exc: DatabaseCorruptError, repair: bool) -> NoReturn:
+    """A store SQLite cannot open: not SQLite at all (say so), or damaged in its structure
+    (with ``--repair``, copy what SQLite can still read into a new file beside it)."""
+    if is_not_sqlite(path) or not repair:
+        hint = "" if is_not_sqlite(path) else " (--repair tries to recover its rows)"
+        fail(f"{exc}{hint}", RUN_ERROR_EXIT)
+    err_console.print(
+        f"problem: SQLite cannot open {path}, so its indexes cannot be rebuilt in place; "
+        "trying to recover its rows into a new file (the damaged one is left as it is)",
+        highlight=False,
+    )
+    found = recover_rows(path)
+    if found.target is None:
+        fail(
+            f"nothing could be recovered: {found.reason}. Restore {path.name} from a backup, "
+            f"or move it aside (mv {path} {path}.damaged) and a new, empty store is created",
+            RUN_ERROR_EXIT,
+        )
+    lost = (
+        f", and {found.lost:,} rows whose table could not be told (in table lost_and_found)"
+        if found.lost
+        else ""
+    )
+    fail(
+        f"recovered {found.sessions:,} sessions and {found.messages:,} messages{lost} into "
+        f"{found.target}. To use it: mv {path} {path}.damaged && mv {found.target} {path}, "
+        "then run 'palimpsest sessions verify --repair' to rebuild its indexes",
+        RUN_ERROR_EXIT,
+    )
 
 
 # `sessions search` lives in .sessions_search, which registers itself on sessions_app

@@ -27,14 +27,20 @@ import typer
 from rich.markup import escape
 
 from ..compaction.compressor import ContextCompressor
+from ..compaction.decided import UNDER_THRESHOLD, compact_decided
 from ..config import load_settings
 from ..storage.session_admin import Family, delete_sessions, family
 from ..storage.sessions import SessionStore
 from ..summarizers.configured import summarizer_from_settings
-from ..tokens import RoughCounter
-from .common import RUN_ERROR_EXIT, err_console, fail, handle_errors
-from .compress import DEFAULT_CONTEXT_LENGTH
-from .sessions import IdArgument, JsonOption, open_store, resolve_id, sessions_app
+from .common import (
+    CONTEXT_LENGTH_HELP,
+    RUN_ERROR_EXIT,
+    context_length_of,
+    err_console,
+    fail,
+    handle_errors,
+)
+from .sessions import DbOption, IdArgument, JsonOption, open_store, resolve_id, sessions_app
 from .terminal_text import for_terminal
 
 __all__ = ["compress_session_command", "delete_command"]
@@ -73,9 +79,10 @@ def delete_command(
         ),
     ] = False,
     yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask for confirmation.")] = False,
+    db: DbOption = None,
 ) -> None:
     """Delete a session and its messages (with --chain, its whole lineage)."""
-    with handle_errors(), open_store() as store:
+    with handle_errors(), open_store(db) as store:
         sid = resolve_id(store, session_id)
         with store.connection_for_reads() as con:
             links = family(con, sid)
@@ -115,21 +122,25 @@ def compress_session_command(
         str | None, typer.Option("--focus", help="Topic the summary should keep in detail.")
     ] = None,
     context_length: Annotated[
-        int | None,
-        typer.Option(
-            "--context-length",
-            min=1,
-            help="Model window in tokens (default: model.context_length, else 200,000).",
-        ),
+        int | None, typer.Option("--context-length", min=1, help=CONTEXT_LENGTH_HELP)
     ] = None,
     base_url: Annotated[
         str | None,
         typer.Option("--base-url", help="Server of an openai-compatible --model (ending in /v1)."),
     ] = None,
+    force: Annotated[
+        bool,
+        typer.Option("--force", "-f", help="Compress even when under the threshold."),
+    ] = False,
     as_json: JsonOption = False,
+    db: DbOption = None,
 ) -> None:
-    """Compact a stored session into a linked continuation and print the new id."""
-    with handle_errors(), open_store() as store:
+    """Compact a stored session into a linked continuation and print the new id.
+
+    Like ``compress``, a session under the compaction threshold is left alone unless
+    ``--force``.
+    """
+    with handle_errors(), open_store(db) as store:
         sid = resolve_id(store, session_id)
         tip = store.get_compression_tip(sid)
         if tip != sid:
@@ -137,24 +148,47 @@ def compress_session_command(
                 f"session {sid} was already compacted into {tip}; compress the latest one: "
                 f"'palimpsest sessions compress {tip}'"
             )
-        report = _compact(store, sid, model, base_url, focus, context_length)
+        report = _compact(store, sid, model, base_url, focus, context_length, force)
     if as_json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
         return
-    if report["continuation_id"] is None:
+    if report["reason"] == UNDER_THRESHOLD:
         err_console.print(
-            f"Nothing to compress in {sid} ({report['reason']}); no continuation was made."
+            f"No compression needed in {sid}: {report['tokens_before_shown']} tokens ({report['token_label']}) is "
+            f"under the compaction threshold of {report['threshold_tokens']:,} (context "
+            f"length {report['context_length']:,}); no continuation was made. Use --force "
+            "to compress anyway.",
+            highlight=False,
         )
         typer.echo(sid)
         return
-    before, after = report["tokens_before"], report["tokens_after"]
+    if report["continuation_id"] is None:
+        err_console.print(
+            f"Nothing to compress in {sid} ({report['reason']}); no continuation was made.",
+            highlight=False,
+        )
+        typer.echo(sid)
+        return
     err_console.print(
-        f"compacted {sid}: {report['messages_before']:,} messages, ~{before:,} tokens -> "
-        f"{report['messages_after']:,} messages, ~{after:,} tokens "
-        f"({report['savings_pct']:.0f}% smaller)"
-        + ("; fallback summary used" if report["fallback_used"] else "")
+        f"compacted {sid}: {report['messages_before']:,} messages, "
+        f"{report['tokens_before_shown']} tokens -> {report['messages_after']:,} messages, "
+        f"{report['tokens_after_shown']} tokens ({report['token_label']}; "
+        f"{report['savings_pct']:.0f}% smaller); "
+        f"head {report['head_messages']} · middle {report['middle_messages']} (summarized)"
+        f" · tail {report['tail_messages']}" + _fallback_note(report),
+        highlight=False,
     )
     typer.echo(report["continuation_id"])
+
+
+def _fallback_note(report: dict[str, Any]) -> str:
+    """ "; fallback summary used (why)" when the deterministic summary replaced a model's."""
+    if not report["fallback_used"]:
+        return ""
+    why = report["summary_error"] or "; ".join(report["summary_rejections"])
+    if why:
+        return f"; fallback summary used ({escape(why)})"
+    return "; fallback summary used (the summary model gave no usable summary)"
 
 
 def _compact(
@@ -164,33 +198,43 @@ def _compact(
     base_url: str | None,
     focus: str | None,
     context_length: int | None,
+    force: bool,
 ) -> dict[str, Any]:
     settings = load_settings()
     session = store.require_session(sid)
     messages = store.get_messages(sid)
-    counter = RoughCounter()
-    window = context_length or settings.model.context_length or DEFAULT_CONTEXT_LENGTH
+    window = context_length_of(context_length, settings.model.context_length)
     compressor = ContextCompressor.from_settings(
         settings,
         context_length=window,
         summarizer=summarizer_from_settings(settings, model=model, base_url=base_url),
-        token_counter=counter,
         quiet_mode=True,
     )
-    before = counter.count_messages(messages)
-    result = compressor.compress(messages, current_tokens=before, focus_topic=focus, force=True)
-    stats = compressor.last_stats
+    run = compact_decided(compressor, messages, force=force, focus=focus)
+    result, stats = run.result, run.stats
     report: dict[str, Any] = {
         "session_id": sid,
         "continuation_id": None,
         "reason": stats.reason,
+        "context_length": window,
+        "threshold_tokens": compressor.threshold_tokens,
+        "tail_token_budget": compressor.tail_token_budget,
         "messages_before": len(messages),
         "messages_after": len(result),
-        "tokens_before": before,
-        "tokens_after": counter.count_messages(result),
+        "head_messages": stats.head_messages,
+        "middle_messages": stats.middle_messages,
+        "tail_messages": stats.tail_messages,
+        "token_count": run.after.method,
+        "token_label": run.after.label,
+        "tokens_before": run.before.tokens,
+        "tokens_after": run.after.tokens,
+        "tokens_before_shown": run.before.shown(),
+        "tokens_after_shown": run.after.shown(),
         "savings_pct": round(stats.savings_pct, 2),
+        "fits": stats.fits,
         "fallback_used": stats.fallback_used,
         "summary_error": compressor.last_summary_error,
+        "summary_rejections": list(stats.summary_rejections),
     }
     if not stats.compressed:
         return report

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import json
 import sys
+from pathlib import Path
 from typing import Any
 
 import typer
@@ -30,14 +31,16 @@ PARTIAL_IMPORT_EXIT = 1
 """``sessions import --from``: some files could not be imported (the others were)."""
 
 
-def import_history_command(agent: str, directory: str | None, *, as_json: bool) -> None:
+def import_history_command(
+    agent: str, directory: str | None, *, as_json: bool, db: Path | None = None
+) -> None:
     """Import ``agent``'s history under ``directory`` and report; exits 1 if a file failed."""
     if agent not in AGENTS:
         fail(f"--from must be one of: {', '.join(AGENTS)} (not {agent!r})")
     # Imported late: the CLI module is loaded for every command.
     from .sessions import open_store
 
-    with handle_errors(), open_store() as store:
+    with handle_errors(), open_store(db) as store:
         if err_console.is_terminal:
             with Progress(
                 TextColumn(f"importing {agent}"),

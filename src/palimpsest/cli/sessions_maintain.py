@@ -19,7 +19,7 @@ import typer
 
 from ..storage.maintenance import MERGE_STEP_PAGES, maintain
 from .common import handle_errors
-from .sessions import JsonOption, open_store, sessions_app
+from .sessions import DbOption, JsonOption, open_store, sessions_app
 
 __all__ = ["maintain_command"]
 
@@ -40,9 +40,10 @@ def maintain_command(
         int, typer.Option("--step-pages", min=1, help="Index pages merged per transaction.")
     ] = MERGE_STEP_PAGES,
     as_json: JsonOption = False,
+    db: DbOption = None,
 ) -> None:
     """Merge full-text index segments in short steps and truncate the WAL."""
-    with handle_errors(), open_store() as store:
+    with handle_errors(), open_store(db) as store:
         report = maintain(
             store.database, optimize=optimize, step_pages=step_pages, budget_seconds=budget
         )

@@ -28,9 +28,10 @@ from ..safety.redact import redact
 from ..storage.fts_query import SearchPlan, build_search, clean_query, run_search
 from ..storage.schema import fts_support
 from ..storage.search_text import Snippet, hit_snippets
+from ..storage.session_admin import handle_of
 from ..storage.session_secrets import session_secrets
 from .common import err_console, fail, handle_errors
-from .sessions import JsonOption, console, open_store, sessions_app
+from .sessions import DbOption, JsonOption, console, open_store, sessions_app
 from .terminal_text import for_terminal, json_for_terminal
 
 __all__ = ["search_command"]
@@ -71,6 +72,35 @@ def _when(epoch: Any) -> str:
         return ""
 
 
+def _message_number(con: apsw.Connection, hit: dict[str, Any]) -> int | None:
+    """The hit's index in its session, as ``sessions show`` numbers messages (from 0)."""
+    if hit.get("id") is None:
+        return None
+    row = con.execute(
+        "SELECT count(*) FROM messages WHERE session_id = ? AND id <= ?",
+        (hit["session_id"], hit["id"]),
+    ).fetchone()
+    return int(row[0]) - 1 if row else None
+
+
+def _distinct(
+    hits: list[dict[str, Any]], snippets: list[Snippet]
+) -> list[tuple[dict[str, Any], Snippet, list[dict[str, Any]]]]:
+    """One row per distinct (role, snippet text): a continuation carries its parent's tail
+    and an agent may print the same output twice, and identical rows say nothing twice.
+    Each row keeps the other hits with that text, to be named on it."""
+    rows: list[tuple[dict[str, Any], Snippet, list[dict[str, Any]]]] = []
+    seen: dict[tuple[str, str], int] = {}
+    for hit, snippet in zip(hits, snippets, strict=True):
+        key = (str(hit["role"]), str(hit["snippet"]))
+        if key in seen:
+            rows[seen[key]][2].append(hit)
+            continue
+        seen[key] = len(rows)
+        rows.append((hit, snippet, []))
+    return rows
+
+
 class MatchMode(enum.StrEnum):
     """How the words of a query combine (docs/search.md)."""
 
@@ -109,6 +139,7 @@ def search_command(
     sql: Annotated[
         bool, typer.Option("--sql", help="Print the SQL that would run, and exit.")
     ] = False,
+    db: DbOption = None,
 ) -> None:
     """Search every stored message (BM25 ranking; CJK text through the trigram index)."""
     if not clean_query(query):
@@ -128,7 +159,7 @@ def search_command(
         has_fts, has_trigram = fts_support(apsw.Connection(":memory:"))
         _print_sql(build_search(query, has_fts=has_fts, has_trigram=has_trigram, **options))
         return
-    with handle_errors(), open_store() as store:
+    with handle_errors(), open_store(db) as store:
         plan = build_search(
             query,
             has_fts=store.has_fts5,
@@ -141,6 +172,8 @@ def search_command(
             snippets = hit_snippets(con, hits, query)
             # collected (and cached) for the snippets: the titles use the same values
             secrets = session_secrets(con, (str(h["session_id"]) for h in hits))
+            for hit in hits:
+                hit["message_number"] = _message_number(con, hit)
     for hit, snippet in zip(hits, snippets, strict=True):
         hit["snippet"] = snippet.marked()
         if hit.get("session_title"):
@@ -153,14 +186,24 @@ def search_command(
     if not hits:
         err_console.print(f"No messages match {for_terminal(query, keep_lines=False)!r}.")
         return
-    table = Table("session", "role", "when")
+    table = Table("session", "#", "role", "when")
     table.add_column("snippet", overflow="fold", ratio=1)
-    for hit, snippet in zip(hits, snippets, strict=True):
+    for hit, snippet, same in _distinct(hits, snippets):
         session = Text(for_terminal(hit["session_id"], keep_lines=False), no_wrap=True)
         if hit.get("session_title"):
             title = for_terminal(str(hit["session_title"])[:22], keep_lines=False)
             session.append("\n" + title, style="dim")
+        shown = _highlight(snippet)
+        if same:
+            where = ", ".join(
+                f"{handle_of(str(h['session_id']))} #{h['message_number']}" for h in same[:5]
+            )
+            more = f" and {len(same) - 5} more" if len(same) > 5 else ""
+            shown.append(
+                f"\n(same text also in {for_terminal(where, keep_lines=False)}{more})", style="dim"
+            )
+        number = "?" if hit["message_number"] is None else str(hit["message_number"])
         shown_role = for_terminal(hit["role"], keep_lines=False)
-        table.add_row(session, shown_role, _when(hit["timestamp"]), _highlight(snippet))
+        table.add_row(session, number, shown_role, _when(hit["timestamp"]), shown)
     console.print(table)
     err_console.print(f"{len(hits)} hits ({plan.route})")

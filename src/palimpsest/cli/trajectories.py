@@ -1,7 +1,8 @@
 """``palimpsest trajectories compress``: shrink a ShareGPT dataset so each entry fits its budget.
 
-A thin layer over :mod:`palimpsest.trajectories.runner`: it reads the config (``--config``
-YAML, TJ-05) and the flags that override it, builds the per-entry function, runs the batch
+A thin layer over :mod:`palimpsest.trajectories.runner`: it reads the job's own config
+(``--trajectory-config`` YAML, a different schema from palimpsest's ``config.yaml``, hence a
+different flag name) and the flags that override it, builds the per-entry function, runs the batch
 with a progress bar on stderr and prints a one-screen summary.
 
 Decisions the spec leaves open:
@@ -95,8 +96,9 @@ def _settings(config: Any) -> dict[str, Any]:
 def compress_trajectories_command(
     source: Annotated[str, typer.Argument(help="A .jsonl or .parquet file, a directory of them, or - for stdin.")],
     output: Annotated[str | None, typer.Option("-o", "--output", help="Output file or directory (default: the input name with _compressed); - for stdout.")] = None,
-    config_file: Annotated[Path | None, typer.Option("--config", help="YAML config (sections tokenizer, compression, protected_turns, summarization, output, processing, metrics).")] = None,
+    config_file: Annotated[Path | None, typer.Option("--trajectory-config", help="The trajectory job's own YAML (sections tokenizer, compression, protected_turns, summarization, output, processing, metrics); not palimpsest's config.yaml.")] = None,
     model: Annotated[str | None, typer.Option("--model", help="Summary model as PROVIDER:MODEL, e.g. openai:gpt-4o-mini (default: the offline extractive summarizer).")] = None,
+    base_url: Annotated[str | None, typer.Option("--base-url", help="Server of the summary --model (an OpenAI-compatible endpoint ending in /v1; default: summarization.base_url of the trajectory config).")] = None,
     tokenizer: Annotated[str | None, typer.Option("--tokenizer", help="A bpe-openai encoding (o200k_base, cl100k_base) or a path to a tokenizer.json.")] = None,
     engine: Annotated[EngineName, typer.Option("--engine", help="local (process pool) or ray (Ray Data).")] = "local",
     workers: Annotated[int | None, typer.Option("--workers", min=1, help="Worker processes of the local engine (1: this process).")] = None,
@@ -106,11 +108,11 @@ def compress_trajectories_command(
     chunk_size: Annotated[int, typer.Option("--chunk-size", min=1, help="Records per committed chunk (how much an interrupted run redoes).")] = 512,
     quiet: Annotated[bool, typer.Option("--quiet", "-q", help="No progress bar, no summary.")] = False,
 ) -> None:  # fmt: skip
-    """Compress every trajectory of SOURCE so it fits the token budget (spec TJ-01..TJ-24)."""
+    """Compress every trajectory of SOURCE so it fits the token budget (docs/trajectories.md)."""
     load_dotenv(home_dir() / ".env")
     with handle_errors():
         _run(source, output, config_file, model, tokenizer, engine, workers, on_bad_input,
-             overwrite, metrics, chunk_size, quiet)  # fmt: skip
+             overwrite, metrics, chunk_size, quiet, base_url)  # fmt: skip
 
 
 def _run(
@@ -126,6 +128,7 @@ def _run(
     metrics_override: Path | None,
     chunk_size: int,
     quiet: bool,
+    base_url: str | None = None,
 ) -> None:
     from ..trajectories.counting import make_counter
     from ..trajectories.entry import compress_entry, compress_entry_async
@@ -134,7 +137,12 @@ def _run(
 
     config = _config(
         config_file,
-        {"summarization_model": model, "tokenizer_name": tokenizer, "num_workers": workers},
+        {
+            "summarization_model": model,
+            "tokenizer_name": tokenizer,
+            "num_workers": workers,
+            "base_url": base_url,
+        },
     )
     make_counter(config)  # an unknown tokenizer is one error now, not one per entry
     jobs, root = plan_jobs(source, output, config.output_suffix)

@@ -34,6 +34,10 @@ MIN_TAIL_MESSAGES = 3
 TAIL_SOFT_CEILING = 1.5
 """The tail may exceed its budget by this factor so one large message is not cut apart."""
 
+MIN_SUMMARIZED_TOKENS = 2_000
+"""A budget-shaped tail (CC-52) must leave at least this much to summarize; less than
+about a summary's own size would not shrink the conversation."""
+
 Messages = Sequence[dict[str, Any]]
 
 
@@ -129,6 +133,20 @@ def _end_of_turn(messages: Messages, user_idx: int) -> int:
     return idx
 
 
+def _rewalk(messages: Messages, head_end: int, budget: int, min_tail: int) -> int:
+    """The cut where the newest messages first exceed ``budget`` (no soft ceiling)."""
+    n = len(messages)
+    acc = 0
+    cut = n
+    for i in range(n - 1, head_end - 1, -1):
+        tokens = message_budget_tokens(messages[i])
+        if acc + tokens > budget and n - i >= min_tail:
+            break
+        acc += tokens
+        cut = i
+    return cut
+
+
 def find_tail_cut(
     messages: Messages,
     head_end: int,
@@ -139,7 +157,10 @@ def find_tail_cut(
     """The first index of the protected tail (CC-47 to CC-51, CC-56).
 
     Walks backward accumulating per-message estimates up to 1.5x ``budget`` with a
-    minimum of three messages; then aligns so no tool group is split, keeps the newest
+    minimum of three messages. When everything after the head fits under that ceiling, it
+    walks again with the raw budget, less whatever it takes to leave
+    :data:`MIN_SUMMARIZED_TOKENS` to summarize (CC-52, on in every profile: the tail takes
+    what its budget allows rather than three messages). Then it aligns so no tool group is split, keeps the newest
     real user request (reading kind ``request``) and the last visible assistant reply in
     the tail, and never returns less than ``head_end + 1``. ``readings`` is the list's
     reading when the caller already has it; otherwise it is read here.
@@ -157,6 +178,12 @@ def find_tail_cut(
             break
         acc += tokens
         cut = i
+    if cut <= head_end and acc - MIN_SUMMARIZED_TOKENS > 0:
+        # Everything after the head fit under the soft ceiling (CC-52): rather than the
+        # three-message fallback, walk again so the tail is budget-shaped: up to the raw
+        # budget, leaving at least MIN_SUMMARIZED_TOKENS to summarize (less would not
+        # shrink the conversation). Too little for that: CC-47's fallback below.
+        cut = _rewalk(messages, head_end, min(budget, acc - MIN_SUMMARIZED_TOKENS), min_tail)
     fallback_cut = n - min_tail
     cut = min(cut, fallback_cut)
     if cut <= head_end:

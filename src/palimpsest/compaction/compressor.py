@@ -45,7 +45,7 @@ from .repair import (
 )
 from .stats import CompressionStats
 from .summary_writer import SummaryWriter, extractive_summarizer, needs_check
-from .thresholds import DEFAULT_THRESHOLD_PERCENT
+from .thresholds import DEFAULT_THRESHOLD_PERCENT, clamp_target_ratio
 
 __all__ = ["CompressionStats", "ContextCompressor"]
 
@@ -100,7 +100,8 @@ class ContextCompressor(SummaryWriter):
         self.summarizer: Summarizer = summarizer or extractive_summarizer()
         self.token_counter: TokenCounter = token_counter or RoughCounter()
         self.threshold_percent = threshold_percent
-        self.summary_target_ratio = target_ratio
+        # Clamped where it is stored (CC-02): 0.05 is kept as 0.10, 0.95 as 0.80.
+        self.summary_target_ratio = clamp_target_ratio(target_ratio)
         self.protect_first_n = protect_first_n
         self.protect_last_n = protect_last_n
         self.model = model

@@ -14,7 +14,17 @@ import apsw
 from ..errors import DatabaseCorruptError, DatabaseReadOnlyError
 from .codec import UnreadableValue
 
-__all__ = ["CORRUPT_ERRORS", "UNREADABLE_ROWS", "corrupt_error", "read_only_error"]
+__all__ = [
+    "CORRUPT_ERRORS",
+    "SQLITE_HEADER",
+    "UNREADABLE_ROWS",
+    "corrupt_error",
+    "is_not_sqlite",
+    "read_only_error",
+]
+
+SQLITE_HEADER = b"SQLite format 3\x00"
+"""The first 16 bytes of every SQLite database file."""
 
 #: SQLite's own word that a page (or the whole file) is not what it should be.
 CORRUPT_ERRORS = (apsw.CorruptError, apsw.NotADBError)
@@ -23,10 +33,28 @@ CORRUPT_ERRORS = (apsw.CorruptError, apsw.NotADBError)
 UNREADABLE_ROWS = (UnicodeDecodeError, json.JSONDecodeError, UnreadableValue)
 
 
+def is_not_sqlite(path: Path) -> bool:
+    """Does ``path`` hold bytes that are not an SQLite database at all? (An empty or missing
+    file is not: SQLite makes a new database there.)"""
+    try:
+        with path.open("rb") as handle:
+            head = handle.read(len(SQLITE_HEADER))
+    except OSError:
+        return False
+    return bool(head) and head != SQLITE_HEADER
+
+
 def corrupt_error(
     path: Path, exc: BaseException | str, *, message_ids: tuple[int, ...] = ()
 ) -> DatabaseCorruptError:
     """The one message a damaged store gets: what failed and what the user can do."""
+    if isinstance(exc, apsw.NotADBError) and is_not_sqlite(path):
+        return DatabaseCorruptError(
+            f"{path} is not an SQLite database (it does not start with SQLite's header), so "
+            "there is nothing to repair or recover in it. Nothing was changed. Move it aside "
+            f"(mv {path} {path}.not-sqlite) and run again: a new, empty store is created.",
+            path=path,
+        )
     detail = str(exc)
     if isinstance(exc, UNREADABLE_ROWS):
         detail = f"a stored row is not the text it should be: {exc}"

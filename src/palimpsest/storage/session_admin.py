@@ -25,6 +25,7 @@ __all__ = [
     "Family",
     "delete_sessions",
     "family",
+    "handle_of",
     "import_key",
     "matching_ids",
     "resolve_prefix",
@@ -61,8 +62,26 @@ def matching_ids(
     return [str(row[0]) for row in found], count
 
 
+def handle_of(session_id: str) -> str:
+    """The short handle of an id: its last ``_`` part (``d230a6`` of
+    ``20261127_130004_d230a6``), the part people can type, as git's short hashes."""
+    return session_id.rsplit("_", 1)[-1]
+
+
+def _matching_handles(con: apsw.Connection, handle: str) -> list[str]:
+    """Ids whose handle (last ``_`` part) starts with ``handle``, sorted."""
+    if not handle or "_" in handle:
+        return []
+    rows = con.execute(
+        "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' ORDER BY id",
+        ("%\\_" + escape_like(handle) + "%",),
+    ).fetchall()
+    return [str(r[0]) for r in rows if handle_of(str(r[0])).startswith(handle)]
+
+
 def resolve_prefix(con: apsw.Connection, id_or_prefix: str) -> str:
-    """The exact id, else the one id starting with it.
+    """The exact id, else the one id starting with it, else the one id whose short handle
+    (:func:`handle_of`) starts with it.
 
     :class:`SessionNotFoundError` when none does, :class:`AmbiguousSessionIdError`
     (listing the candidates) when several do.
@@ -70,6 +89,9 @@ def resolve_prefix(con: apsw.Connection, id_or_prefix: str) -> str:
     if con.execute("SELECT 1 FROM sessions WHERE id = ?", (id_or_prefix,)).fetchall():
         return id_or_prefix
     candidates, count = matching_ids(con, id_or_prefix) if id_or_prefix else ([], 0)
+    if count == 0:
+        handles = _matching_handles(con, id_or_prefix)
+        candidates, count = handles[:MAX_CANDIDATES], len(handles)
     if count == 1:
         return candidates[0]
     if count > 1:

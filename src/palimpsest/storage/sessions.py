@@ -28,14 +28,14 @@ from typing import Any
 import apsw
 
 from ..config import home_dir
-from ..errors import DatabaseCorruptError, SessionNotFoundError
+from ..errors import AmbiguousSessionIdError, DatabaseCorruptError, SessionNotFoundError
 from ..messages import Message
 from . import lineage as _lineage
 from .accounting import TokenAccounting
 from .codec import MESSAGE_COLUMNS, call_names, count_tool_calls, decode_row, encode_message
 from .db import Database, RetryPolicy, Tracer, rows
 from .schema import FtsLayout, install_fts, open_schema, schema_version
-from .titles import escape_like, sanitize_title
+from .titles import sanitize_title
 from .upkeep import BackgroundUpkeep, UpkeepPolicy
 from .writes import (
     check_title_free,
@@ -210,14 +210,15 @@ class SessionStore(TokenAccounting):
         return row
 
     def resolve_session_id(self, id_or_prefix: str) -> str | None:
-        """The exact id, else the one id starting with ``id_or_prefix``, else ``None``."""
-        if self._db.scalar("SELECT 1 FROM sessions WHERE id = ?", (id_or_prefix,)):
-            return id_or_prefix
-        found = self._db.query(
-            "SELECT id FROM sessions WHERE id LIKE ? ESCAPE '\\' LIMIT 2",
-            (escape_like(id_or_prefix) + "%",),
-        )
-        return str(found[0]["id"]) if len(found) == 1 else None
+        """The exact id, else the one id starting with ``id_or_prefix``, else the one whose
+        short handle (the id's last ``_`` part) starts with it, else ``None``."""
+        from .session_admin import resolve_prefix
+
+        with self.connection_for_reads() as con:
+            try:
+                return resolve_prefix(con, id_or_prefix)
+            except (SessionNotFoundError, AmbiguousSessionIdError):
+                return None
 
     def end_session(self, session_id: str, end_reason: str) -> bool:
         """End a live session; the first end reason wins (SS-19). True if it changed."""

@@ -12,6 +12,7 @@ kept on the turns that survive.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any, Final, Literal
@@ -167,11 +168,23 @@ def render_region(turns: Sequence[Turn], start: int, until: int) -> str:
     return "\n\n".join(blocks)
 
 
+# The prefix as models actually write it back: any case, with or without the colon, or the
+# whole answer wrapped in one bracket (``[CONTEXT SUMMARY: did X]``).
+_WRITTEN_PREFIX = re.compile(r"\[\s*context\s+summary\s*(?:\]\s*:?|:)", re.IGNORECASE)
+
+
 def normalize_summary(text: str | None) -> str:
-    """Exactly one ``[CONTEXT SUMMARY]:`` prefix in front of the stripped text (TJ-17)."""
+    """Exactly one ``[CONTEXT SUMMARY]:`` prefix in front of the stripped text (TJ-17).
+
+    A prefix the model wrote itself, in any of the forms models use, is removed first, so
+    ``[CONTEXT SUMMARY: did X]`` becomes ``[CONTEXT SUMMARY]: did X``, never a doubled one.
+    """
     body = (text or "").strip()
-    while body.startswith(SUMMARY_PREFIX):
-        body = body[len(SUMMARY_PREFIX) :].strip()
+    while match := _WRITTEN_PREFIX.match(body):
+        wrapped = match.group(0).rstrip().endswith(":") and "]" not in match.group(0)
+        body = body[match.end() :].strip()
+        if wrapped and body.endswith("]"):
+            body = body[:-1].rstrip()
     return f"{SUMMARY_PREFIX} {body}" if body else SUMMARY_PREFIX
 
 
