@@ -78,6 +78,7 @@ def test_a_usage_error_is_one_short_line_even_with_a_huge_argument() -> None:
 
 ROOT = Path(__file__).resolve().parents[1]
 NO_JSON = {
+    ("mcp",),  # speaks the Model Context Protocol on stdio: its output is JSON-RPC already
     ("sessions", "tip"),
     ("sessions", "path"),
     ("config", "path"),
