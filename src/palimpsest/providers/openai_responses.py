@@ -32,8 +32,8 @@ from .convert_responses import (
     tools_to_responses,
 )
 from .openai_chat import OPENAI_ERRORS
-from .overflow import classify_error, exception_for
-from .retry import RequestInfo
+from .overflow import exception_for
+from .retry import RequestInfo, classify_for
 from .sdk_base import PreparedCall, SdkChatModel
 
 __all__ = ["OpenAIResponsesModel", "ResponsesCompletion", "completion_from_response_object"]
@@ -73,16 +73,8 @@ def _failure(response: Any, info: RequestInfo) -> ProviderError:
     message = str(_get(error, "message") or "the response failed")
     status = _FAILED_CODE_STATUS.get(code)
     text = f"{code}: {message}" if code else message
-    classified = classify_error(
-        status,
-        text,
-        current_context_length=info.context_length,
-        max_tokens=info.max_tokens,
-        approx_tokens=info.approx_tokens,
-        threshold_tokens=info.threshold_tokens,
-    )
     return exception_for(
-        classified,
+        classify_for(info, status, text),
         f"{info.provider}: response failed: {text}",
         provider=info.provider,
         model=info.model,

@@ -24,11 +24,12 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..errors import AuthError, PalimpsestError, ProviderError
-from .overflow import classify_error, exception_for
+from .overflow import ClassifiedError, classify_error, exception_for
 
 __all__ = [
     "ErrorTable",
     "RequestInfo",
+    "classify_for",
     "error_kind",
     "error_message",
     "parse_retry_after",
@@ -166,6 +167,19 @@ def _chain_text(exc: BaseException) -> str:
     return " | ".join(parts)
 
 
+def classify_for(info: RequestInfo, status: int | None, text: str) -> ClassifiedError:
+    """Classify a failure the provider described in ``text``, with what we knew of the
+    request (window, output cap, rough size, threshold)."""
+    return classify_error(
+        status,
+        text,
+        current_context_length=info.context_length,
+        max_tokens=info.max_tokens,
+        approx_tokens=info.approx_tokens,
+        threshold_tokens=info.threshold_tokens,
+    )
+
+
 def translate_error(exc: BaseException, kind: str, info: RequestInfo) -> ProviderError:
     """The palimpsest exception for one SDK exception of a known ``kind``."""
     provider, model = info.provider, info.model
@@ -193,14 +207,7 @@ def translate_error(exc: BaseException, kind: str, info: RequestInfo) -> Provide
     elif kind == "status":
         # The body may hold numbers the sentence lacks (llama.cpp's n_ctx, for one).
         text = f"{message}\n{body_text}" if body_text and body_text != message else message
-        classified = classify_error(
-            status,
-            text,
-            current_context_length=info.context_length,
-            max_tokens=info.max_tokens,
-            approx_tokens=info.approx_tokens,
-            threshold_tokens=info.threshold_tokens,
-        )
+        classified = classify_for(info, status, text)
         message = f"{provider} returned HTTP {status}: {message}"
     else:
         classified = classify_error(status, message)
