@@ -38,3 +38,18 @@ def test_keywords_called_like_functions_are_not_identifiers() -> None:
     names = code_identifiers("while(x) { if(y) return(z); } local_10 = next_cypher(a);")
     assert "while" not in names and "if" not in names and "return" not in names
     assert {"local_10", "next_cypher"} <= set(names)
+
+
+def test_camel_names_are_found_without_backtracking_on_base64() -> None:
+    """The camelCase pattern nested a repeat that backtracked exponentially on a long
+    mixed-case run: one base64 blob in a tool output stalled `eval continuity` for minutes."""
+    import base64
+    import random
+    import time
+
+    blob = base64.b64encode(random.Random(7).randbytes(6_000)).decode()
+    started = time.process_time()
+    code_identifiers(f"payload {blob} then parseConfig(x) and HTTPServer")
+    assert time.process_time() - started < 2.0  # was: no answer within 10 minutes
+    found = code_identifiers("call parseConfig(x); getHTTPHeader; HTTPServer; camelCaseName")
+    assert found == ["parseConfig", "getHTTPHeader", "HTTPServer", "camelCaseName", "parseConfig"]

@@ -18,8 +18,10 @@ from collections.abc import Iterable
 __all__ = ["code_identifiers", "identifier_present", "prose_identifiers"]
 
 _SNAKE_RE = re.compile(r"(?<![\w$/-])_*[A-Za-z][A-Za-z0-9]*(?:_+[A-Za-z0-9]+)+_*(?![\w$/-])")
+# ``[A-Z][A-Za-z0-9]*`` once, not ``(?:[A-Z][A-Za-z0-9]*)+``: the same names, but the nested
+# repeat backtracked exponentially on a long mixed-case run (a base64 blob in tool output).
 _CAMEL_RE = re.compile(
-    r"(?<![\w$/-])(?:[A-Za-z][a-z0-9]+(?:[A-Z][A-Za-z0-9]*)+|[A-Z]{2,}[a-z]+[A-Za-z0-9]*)(?![\w$/-])"
+    r"(?<![\w$/-])(?:[A-Za-z][a-z0-9]+[A-Z][A-Za-z0-9]*|[A-Z]{2,}[a-z]+[A-Za-z0-9]*)(?![\w$/-])"
 )
 _CALL_RE = re.compile(r"(?<![\w$.])([A-Za-z_][A-Za-z0-9_]{2,})\(")
 _METHOD_RE = re.compile(r"\.([A-Za-z_][A-Za-z0-9_]{2,})\(")
