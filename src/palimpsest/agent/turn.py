@@ -102,14 +102,13 @@ def _turn(agent: Agent, user_message: str) -> Flow:
                 stop=agent.is_interrupted,
             )
             completion: Completion = yield call
-            if (
-                call.stream
-                and _silent(completion)
-                and estimate >= agent.compressor.threshold_tokens
-            ):
-                # HTTP 200, then a stream that ended with nothing (llama.cpp reports an
-                # oversized prompt as an error event the SDK skips): on a request at the
-                # threshold that is an overflow, recovered like any other.
+            if call.stream and _silent(completion):
+                # HTTP 200, then a stream that ended with nothing, not even a finish reason
+                # (llama.cpp reports an oversized prompt as an error event the SDK skips).
+                # No finished reply looks like that, even an empty one, and the window the
+                # server really has may be smaller than the one we were told (a 2,048-token
+                # server told 4,096 failed this way at ~2,100 tokens, under our threshold):
+                # an overflow, recovered like any other.
                 raise ContextOverflowError(
                     "the server answered but the stream ended with no reply and no finish "
                     f"reason, on a request of ~{estimate:,} tokens: read as a context "
