@@ -169,5 +169,5 @@ def test_without_the_extra_the_import_names_it(monkeypatch: pytest.MonkeyPatch) 
     for name in [n for n in sys.modules if n.split(".")[0] == "langchain"]:
         monkeypatch.setitem(sys.modules, name, None)
     monkeypatch.delitem(sys.modules, "palimpsest.integrations.langchain", raising=False)
-    with pytest.raises(MissingDependencyError, match=r"palimpsest\[langchain\]"):
+    with pytest.raises(MissingDependencyError, match=r"pip install -e '\.\[langchain\]'"):
         importlib.import_module("palimpsest.integrations.langchain")

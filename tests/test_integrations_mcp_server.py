@@ -285,8 +285,8 @@ def test_importing_without_the_extra_names_it(tmp_path: Path) -> None:
     )
     assert done.returncode == 0, done.stderr
     assert done.stdout.strip() == (
-        "MissingDependencyError the MCP SDK (mcp) is not installed; "
-        "install it with: pip install 'palimpsest[mcp]'"
+        "MissingDependencyError the MCP SDK (mcp) is not installed; install it with: "
+        "pip install 'mcp>=2.3' (or, in a checkout of palimpsest: pip install -e '.[mcp]')"
     )
 
 
@@ -312,5 +312,6 @@ def test_the_cli_without_the_extra_is_one_line_exit_2(tmp_path: Path) -> None:
     assert done.returncode == 2
     assert done.stdout == ""
     assert done.stderr.strip().splitlines() == [
-        "error: the MCP SDK (mcp) is not installed; install it with: pip install 'palimpsest[mcp]'"
+        "error: the MCP SDK (mcp) is not installed; install it with: pip install 'mcp>=2.3' "
+        "(or, in a checkout of palimpsest: pip install -e '.[mcp]')"
     ]

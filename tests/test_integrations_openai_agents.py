@@ -270,7 +270,7 @@ def test_without_the_extra_the_import_names_it(monkeypatch: pytest.MonkeyPatch) 
     for name in [n for n in sys.modules if n.split(".")[0] == "agents"]:
         monkeypatch.setitem(sys.modules, name, None)
     monkeypatch.delitem(sys.modules, "palimpsest.integrations.openai_agents", raising=False)
-    with pytest.raises(MissingDependencyError, match=r"palimpsest\[openai-agents\]"):
+    with pytest.raises(MissingDependencyError, match=r"pip install -e '\.\[openai-agents\]'"):
         importlib.import_module("palimpsest.integrations.openai_agents")
 
 

@@ -141,5 +141,5 @@ def test_without_the_extra_the_import_names_it(monkeypatch: pytest.MonkeyPatch) 
     for name in [n for n in sys.modules if n.split(".")[0] == "pydantic_ai"]:
         monkeypatch.setitem(sys.modules, name, None)
     monkeypatch.delitem(sys.modules, "palimpsest.integrations.pydantic_ai", raising=False)
-    with pytest.raises(MissingDependencyError, match=r"palimpsest\[pydantic-ai\]"):
+    with pytest.raises(MissingDependencyError, match=r"pip install -e '\.\[pydantic-ai\]'"):
         importlib.import_module("palimpsest.integrations.pydantic_ai")
