@@ -19,7 +19,12 @@ from palimpsest.compaction.fit import (
     fit_to_window,
     output_reserve,
 )
-from palimpsest.compaction.markers import SUMMARY_FLAG
+from palimpsest.compaction.markers import (
+    END_MARKER,
+    SHORT_SUMMARY_PREFIX,
+    SUMMARY_FLAG,
+    SUMMARY_PREFIX,
+)
 from palimpsest.messages import content_text, load_transcript, validate_transcript
 from palimpsest.tokens import estimate_messages_tokens_rough
 
@@ -195,3 +200,14 @@ class TestMergedSummary:
         assert "## Critical Context" in before_marker
         assert compressor.last_stats.fits
         assert compressor.last_stats.summary_budget < 2_000
+
+
+def test_a_summary_that_must_shrink_gives_up_the_long_note_first() -> None:
+    body = "## Relevant Files\n- changed: /repo/pkg/a.py\n\n" + END_MARKER
+    summary = {"role": "user", "content": SUMMARY_PREFIX + "\n" + body, SUMMARY_FLAG: True}
+    messages = [sys_("You are terse."), summary, user("next?")]
+    target = estimate_messages_tokens_rough(messages) - 60
+    result = fit_to_window(messages, target, estimate_messages_tokens_rough)
+    text = content_text(result.messages[1]["content"])
+    assert text == SHORT_SUMMARY_PREFIX + "\n" + body  # nothing of the summary itself cut
+    assert result.fits

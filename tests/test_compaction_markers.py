@@ -8,6 +8,7 @@ from palimpsest.compaction.markers import (
     END_MARKER,
     HISTORICAL_PREFIXES,
     LEGACY_SUMMARY_PREFIX,
+    SHORT_SUMMARY_PREFIX,
     SUMMARY_PREFIX,
     is_compaction_summary_message,
     is_real_user_message,
@@ -29,7 +30,18 @@ class TestPrefixShape:
 
     def test_historical_prefixes_are_pinned(self) -> None:
         digests = [hashlib.sha256(p.encode()).hexdigest()[:16] for p in HISTORICAL_PREFIXES]
-        assert digests == ["dc982cc6bdb0f938"], "never edit a shipped prefix; append a new one"
+        assert digests == ["dc982cc6bdb0f938", "9fe8eb45434c9099"], (
+            "never edit a shipped prefix; append a new one"
+        )
+
+    def test_short_prefix_is_a_summary_prefix_too(self) -> None:
+        assert "\n" not in SHORT_SUMMARY_PREFIX and SHORT_SUMMARY_PREFIX.endswith(":")
+        assert SHORT_SUMMARY_PREFIX.startswith("[CONTEXT COMPACTION — REFERENCE ONLY]")
+        assert len(SHORT_SUMMARY_PREFIX) * 3 < len(SUMMARY_PREFIX)
+        text = SHORT_SUMMARY_PREFIX + "\n## Relevant Files\n- changed: a.py\n\n" + END_MARKER
+        assert is_compaction_summary_message(text)
+        assert strip_summary_prefix(text) == "## Relevant Files\n- changed: a.py"
+        assert with_summary_prefix(text) == SUMMARY_PREFIX + "\n## Relevant Files\n- changed: a.py"
 
 
 def test_normalization_examples() -> None:

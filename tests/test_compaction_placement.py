@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Any
 
 from compaction_helpers import asst, sys_, user
-from palimpsest.compaction.markers import END_MARKER, SUMMARY_FLAG
+from palimpsest.compaction.compressor import ContextCompressor
+from palimpsest.compaction.markers import END_MARKER, SHORT_SUMMARY_PREFIX, SUMMARY_FLAG
 from palimpsest.compaction.placement import MIN_REWRITE_BUDGET, place_summary, summary_clipped
-from palimpsest.messages import content_text, validate_transcript
+from palimpsest.messages import content_text, load_transcript, validate_transcript
 from palimpsest.tokens import RoughCounter
 
 COUNTER = RoughCounter()
@@ -71,3 +73,20 @@ def test_clipping_after_the_end_marker_is_not_a_clipped_summary() -> None:
     )
     assert summary_clipped([message])
     assert content_text(message["content"])
+
+
+def test_a_tiny_window_still_names_the_file_the_run_changed() -> None:
+    """A reader fixture at 90% depth, window 638: head and tail leave the summary about a
+    hundred tokens. The deterministic summary is rewritten down to the lines that say
+    something, under the short note, instead of being cut through its middle (where the
+    changed file was)."""
+    path = (
+        Path(__file__).parent / "data/transcripts/fixtures/swe-agent-1x-xml-function-calling.traj"
+    )
+    messages = [dict(m) for m in load_transcript(path, format="auto")[:11]]
+    compressor = ContextCompressor(638, quiet_mode=True)
+    result = compressor.compress(messages, force=True)
+    assert compressor.last_stats.compressed
+    summary = next(content_text(m["content"]) for m in result if m.get(SUMMARY_FLAG))
+    assert summary.startswith(SHORT_SUMMARY_PREFIX)
+    assert "- changed: /testbed/src/marshmallow/fields.py" in summary

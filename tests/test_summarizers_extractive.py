@@ -474,6 +474,56 @@ def test_written_files_survive_even_beyond_the_budget_and_across_updates() -> No
     assert _headings(second) == list(HANDOFF_HEADINGS)
 
 
+def _failing_edit_run() -> list[dict[str, Any]]:
+    return [
+        {"role": "user", "content": "Fix the nested model bug."},
+        {
+            "role": "assistant",
+            "content": "The bug is in `_cstack`: it fills the wrong corner of the matrix.",
+            "tool_calls": [
+                _call(
+                    "e1",
+                    "Edit",
+                    file_path="/repo/pkg/modeling/separable.py",
+                    old_string="= 1",
+                    new_string="= right",
+                )
+            ],
+        },
+        {"role": "tool", "tool_call_id": "e1", "content": "The file was edited."},
+        {
+            "role": "assistant",
+            "content": None,
+            "tool_calls": [
+                _call(
+                    "b1",
+                    "Bash",
+                    command="python -m pytest pkg/modeling/tests/test_separable.py -x -q",
+                )
+            ],
+        },
+        {
+            "role": "tool",
+            "tool_call_id": "b1",
+            "content": "E       AssertionError: separability_matrix(m) is wrong for nested models\n1 failed in 0.4s",
+        },
+    ]
+
+
+def test_a_budget_too_small_for_every_heading_keeps_only_what_says_something() -> None:
+    roomy = _summarize(_failing_edit_run(), budget_tokens=2_000)
+    assert _headings(roomy) == list(HANDOFF_HEADINGS)
+    tight = _summarize(_failing_edit_run(), budget_tokens=90)
+    assert estimate_tokens_rough(tight) <= 90 < estimate_tokens_rough(roomy)
+    assert "/repo/pkg/modeling/separable.py" in _section(tight, "## Relevant Files")
+    assert "separability_matrix(m) is wrong for nested models" in tight
+    assert "None." not in tight and "… and" not in tight
+    assert not any(line.rstrip().endswith("…") for line in tight.splitlines())
+    # each heading it keeps is in the template's order
+    kept = _headings(tight)
+    assert kept == [h for h in HANDOFF_HEADINGS if h in kept] and len(kept) < len(HANDOFF_HEADINGS)
+
+
 def test_unstructured_previous_summary_is_kept_as_context() -> None:
     previous = "No summary could be produced this time. 12 message(s) were removed."
     body = _summarize([{"role": "user", "content": "Continue."}], previous_summary=previous)

@@ -37,7 +37,14 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..messages.content import content_text, prepend_text, role_of, tool_calls_of
-from .markers import END_MARKER, SUMMARY_FLAG, SUMMARY_USER_TURN_FLAG, is_real_user_message
+from .markers import (
+    END_MARKER,
+    SHORT_SUMMARY_PREFIX,
+    SUMMARY_FLAG,
+    SUMMARY_PREFIX,
+    SUMMARY_USER_TURN_FLAG,
+    is_real_user_message,
+)
 
 __all__ = [
     "CLIP_MARKER",
@@ -263,6 +270,13 @@ def _clip_message(message: dict[str, Any], shrink_to: float) -> dict[str, Any]:
 
 
 def _clip_part(text: str, shrink_to: float, protect_summary: bool) -> str:
+    if protect_summary and text.startswith(SUMMARY_PREFIX):
+        # the long note goes before any of the summary does
+        goal = int(len(text) * shrink_to)
+        text = SHORT_SUMMARY_PREFIX + text[len(SUMMARY_PREFIX) :]
+        if len(text) <= goal:
+            return text
+        shrink_to = goal / len(text)
     cut = text.find(END_MARKER) if protect_summary else -1
     if cut >= 0:
         cut += len(END_MARKER)

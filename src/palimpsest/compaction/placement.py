@@ -20,11 +20,11 @@ from .markers import END_MARKER, SUMMARY_FLAG, with_summary_prefix
 
 __all__ = ["MIN_REWRITE_BUDGET", "REWRITE_PASSES", "Placed", "place_summary", "summary_clipped"]
 
-REWRITE_PASSES = 2
+REWRITE_PASSES = 3
 """Times a summary the fit step clipped is rewritten to a smaller budget."""
 REWRITE_SHARE = 0.6
 """Each rewrite asks for this share of the previous summary's size."""
-MIN_REWRITE_BUDGET = 300
+MIN_REWRITE_BUDGET = 60
 """The smallest budget a rewrite asks for."""
 
 

@@ -31,6 +31,7 @@ __all__ = [
     "HISTORICAL_PREFIXES",
     "LEDGER_HEADER",
     "LEGACY_SUMMARY_PREFIX",
+    "SHORT_SUMMARY_PREFIX",
     "SUMMARY_FLAG",
     "SUMMARY_PREFIX",
     "SUMMARY_USER_TURN_FLAG",
@@ -54,10 +55,19 @@ SUMMARY_PREFIX = (
 )
 """Starts every summary message; one line, ends with a colon (spec CC-89)."""
 
+SHORT_SUMMARY_PREFIX = (
+    "[CONTEXT COMPACTION — REFERENCE ONLY] Background from earlier turns, not instructions: "
+    "do not redo or re-answer what it mentions; memory keeps its authority; reply only to the "
+    "newest user message after it:"
+)
+"""The same note in a quarter of the tokens, for a window too small for the whole one: the
+fit step puts it in place of :data:`SUMMARY_PREFIX` before it cuts anything out of a
+summary (about 50 rough tokens instead of 180)."""
+
 LEGACY_SUMMARY_PREFIX = "[CONTEXT SUMMARY]:"
 """The oldest marker, also used by the training-trajectory compressor."""
 
-HISTORICAL_PREFIXES: tuple[str, ...] = (SUMMARY_PREFIX,)
+HISTORICAL_PREFIXES: tuple[str, ...] = (SUMMARY_PREFIX, SHORT_SUMMARY_PREFIX)
 """Every prefix this library has shipped, newest first. Append-only (CC-91)."""
 
 _FOREIGN_FIRST_LINE = "[CONTEXT COMPACTION"

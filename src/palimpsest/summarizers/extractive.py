@@ -71,6 +71,7 @@ class _Level:
     files: int  # read or mentioned files listed
     names: int  # identifiers listed
     compact_written: bool = False
+    terse: bool = False  # only sections that say something (see _terse)
 
 
 _LEVELS = (
@@ -83,6 +84,7 @@ _LEVELS = (
     _Level(160, 80, 2, 6, 2, 6),
     _Level(120, 60, 1, 3, 0, 3),
     _Level(80, 40, 0, 0, 0, 0, compact_written=True),
+    _Level(80, 40, 0, 0, 0, 8, compact_written=True, terse=True),
 )
 UNCHANGED_TASK = (
     "No new user request in the compacted turns: the task is still the Goal below (the "
@@ -442,10 +444,43 @@ def _render(d: _Draft, level: _Level, template: str) -> str:
             ("## Remaining Work", _bullets(d.remaining, max(n, 1), t)),
             ("## Critical Context", _critical(d, level, d.critical)),
         ]
+    if level.terse:
+        blocks = _terse(blocks)
     parts = []
     for heading, lines in blocks:
         parts.append(heading if not lines else heading + "\n" + "\n".join(lines))
     return "\n\n".join(parts)
+
+
+_COUNTED_ONLY = re.compile(r"^(?:- )?… and \d+ more\b")
+_LABEL = re.compile(r"^[A-Z][A-Za-z ]{0,24}:\s*")
+
+
+def _terse(blocks: list[tuple[str, list[str]]]) -> list[tuple[str, list[str]]]:
+    """The last resort for a window with almost no room: only lines that say something.
+
+    Left out: empty sections, the note that the task is unchanged (the request is in the
+    head), lines that only count what was left out, lines cut short (a few words of a
+    longer text mislead more than they tell), and a line whose text an earlier line already
+    carries (a blocker that is also the last failure). The files changed, the last failure
+    and the identifiers stay.
+    """
+    kept: list[tuple[str, list[str]]] = []
+    seen: list[str] = []
+    for heading, lines in blocks:
+        useful = []
+        for line in lines:
+            body = line.removeprefix("- ").strip()
+            if not body or body in (NONE, UNCHANGED_TASK) or _COUNTED_ONLY.match(line):
+                continue
+            key = _LABEL.sub("", body)
+            if key.endswith("…") or not key or any(key in earlier for earlier in seen):
+                continue
+            seen.append(line)
+            useful.append(line)
+        if useful:
+            kept.append((heading, useful))
+    return kept
 
 
 class ExtractiveSummarizer:
@@ -470,8 +505,12 @@ class ExtractiveSummarizer:
         budget = max(int(request.budget_tokens), 0)
         body = ""
         for level in _LEVELS:
+            if level.terse:
+                terse = redact(_render(draft, level, request.template))
+                # only when it is what fits: otherwise every heading, over the budget
+                return terse if estimate_tokens_rough(terse) <= budget else body
             body = _render(draft, level, request.template)
-            if estimate_tokens_rough(body) > budget * 1.25 and level is not _LEVELS[-1]:
+            if estimate_tokens_rough(body) > budget * 1.25 and level is not _LEVELS[-2]:
                 continue  # clearly too long: skip the redaction pass for this level
             body = redact(body)
             if estimate_tokens_rough(body) <= budget:
