@@ -11,12 +11,12 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .loop import Agent
+    from .state import AgentState
 
 __all__ = ["context_status", "render_status"]
 
 
-def context_status(agent: Agent) -> dict[str, Any]:
+def context_status(agent: AgentState) -> dict[str, Any]:
     """Tokens in use (and whether estimated), window, threshold, percents, compactions."""
     engine = agent.compressor
     real = int(getattr(engine, "last_prompt_tokens", 0) or 0)

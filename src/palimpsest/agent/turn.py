@@ -45,14 +45,14 @@ from .recovery import (
 from .tool_round import tool_round
 
 if TYPE_CHECKING:
-    from .loop import Agent
+    from .state import AgentState
 
 __all__ = ["after_round", "preflight", "turn_flow"]
 
 log = logging.getLogger("palimpsest.agent")
 
 
-def turn_flow(agent: Agent, user_message: str) -> Flow:
+def turn_flow(agent: AgentState, user_message: str) -> Flow:
     """The whole turn; always ends with exactly one :class:`TurnEnd`."""
     try:
         end = yield from _turn(agent, user_message)
@@ -67,7 +67,7 @@ def turn_flow(agent: Agent, user_message: str) -> Flow:
     yield end
 
 
-def _turn(agent: Agent, user_message: str) -> Flow:
+def _turn(agent: AgentState, user_message: str) -> Flow:
     agent.turn += 1
     turn = agent.turn
     agent.close_open_calls()  # a session stored mid-round (a crash) is made valid first
@@ -194,7 +194,7 @@ OBSERVATION_TOOL = "observation"
 """The name a text-action observation is budgeted under (``tool_budget.tool_overrides``)."""
 
 
-def _budgeted_observation(agent: Agent, text: str) -> str:
+def _budgeted_observation(agent: AgentState, text: str) -> str:
     """``text``, or its saved preview when it is an oversized observation.
 
     In text-action runs (SWE-agent, mini-swe-agent) a command's output comes back as the
@@ -226,7 +226,7 @@ def _silent(completion: Completion) -> bool:
     )
 
 
-def preflight(agent: Agent) -> Flow:
+def preflight(agent: AgentState) -> Flow:
     """Compact before the first call when the request estimate reaches the threshold."""
     engine = agent.compressor
     if not agent.compression_enabled:
@@ -256,7 +256,7 @@ def preflight(agent: Agent) -> Flow:
             return
 
 
-def after_round(agent: Agent) -> Flow:
+def after_round(agent: AgentState) -> Flow:
     """AL-08: after a tool round, on the real prompt tokens (plus what the round added)."""
     if not agent.compression_enabled:
         return
@@ -267,7 +267,7 @@ def after_round(agent: Agent) -> Flow:
     yield from compress_context(agent, "after_round", approx_tokens=tokens)
 
 
-def _reactive(agent: Agent, exc: ContextOverflowError, estimate: int) -> Flow:
+def _reactive(agent: AgentState, exc: ContextOverflowError, estimate: int) -> Flow:
     """One overflow recovery: adopt a smaller proven limit, compact with force, judge it.
 
     Returns ``None`` to retry, or the :class:`TurnEnd` that stops the turn (AL-12).
@@ -301,7 +301,7 @@ def _reactive(agent: Agent, exc: ContextOverflowError, estimate: int) -> Flow:
     return None
 
 
-def _sleep_polling(agent: Agent, seconds: float) -> None:
+def _sleep_polling(agent: AgentState, seconds: float) -> None:
     """AL-14: wait before the retry, checking for an interrupt every 0.2 s."""
     deadline = time.monotonic() + seconds
     while not agent.is_interrupted() and time.monotonic() < deadline:
