@@ -336,7 +336,11 @@ def _finish(
     ledger_text = agent.ledger.render(agent.todos, present)
     if ledger_text:
         ledger = {"role": "user", "content": ledger_text, LEDGER_MARKER: True}
-        if path == "preflight" and compacted_list and role_of(compacted_list[-1]) == "user":
+        if (
+            path in ("preflight", "idle")
+            and compacted_list
+            and role_of(compacted_list[-1]) == "user"
+        ):
             # the turn's own request stays the last thing the model reads
             compacted_list.insert(len(compacted_list) - 1, ledger)
         else:

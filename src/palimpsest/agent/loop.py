@@ -19,10 +19,8 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..compaction.compressor import ContextCompressor
 from ..compaction.engine import ContextEngine
 from ..config import Settings, load_settings
-from ..errors import ConfigError
 from ..memory.manager import MemoryManager
 from ..outputs.guard import OutputGuard
 from ..outputs.store import OutputStore
@@ -48,6 +46,7 @@ from .todo import TodoStore, todo_tool
 from .tools import Tool
 from .turn import turn_flow
 from .usage_tracking import UsageTracker
+from .window_setup import default_engine, use_callers_window
 from .workspace import workspace_tools
 
 __all__ = ["AFTER_COMPACTION_SHARE", "Agent"]
@@ -113,9 +112,11 @@ class Agent(AgentState):
         self.max_attempts = max_attempts(getattr(self.settings.compression, "max_attempts", 3))
         if self.profile == "refined":
             self.recovery_delay = 2.0
-        self.compressor = compressor or self._default_compressor(context_length)
-        if compressor is not None and context_length and context_length != self.context_length:
-            compressor.update_model(self.model_name, context_length)
+        self.compressor = compressor or default_engine(
+            self.settings, model, context_length, max_tokens
+        )
+        if compressor is not None:
+            use_callers_window(compressor, self.model_name, context_length)
         self.usage = UsageTracker(
             self.model_name,
             provider=getattr(model, "provider", None),
@@ -160,23 +161,6 @@ class Agent(AgentState):
         bind_session(self, session_id)
 
     # -- construction helpers ------------------------------------------------------------
-
-    def _default_compressor(self, context_length: int | None) -> ContextEngine:
-        window = (
-            context_length
-            or self.settings.model.context_length
-            or getattr(self.model, "context_length", None)
-        )
-        if not isinstance(window, int) or window <= 0:
-            raise ConfigError(
-                "the agent needs the model's context length: pass context_length=, set "
-                "model.context_length in the config, or pass a compressor",
-                key="model.context_length",
-            )
-        overrides: dict[str, Any] = {"model": self.model_name}
-        if self.max_tokens is not None:
-            overrides["max_tokens"] = self.max_tokens
-        return ContextCompressor.from_settings(self.settings, context_length=window, **overrides)
 
     def _builtin_tools(self) -> list[Tool]:
         from .builtin_tools import (

@@ -10,6 +10,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..compaction.window import window_in_effect
+
 if TYPE_CHECKING:
     from .state import AgentState
 
@@ -34,6 +36,8 @@ def context_status(agent: AgentState) -> dict[str, Any]:
         "estimated": not exact,
         "context_length": window,
         "threshold_tokens": threshold,
+        "window_source": window_in_effect(engine).describe(),
+        "threshold_source": str(getattr(engine, "threshold_source", "") or "default"),
         "percent_of_window": round(tokens / window * 100, 1) if window else None,
         "percent_of_threshold": round(tokens / threshold * 100, 1) if threshold else None,
         "compactions": int(engine.compression_count),
@@ -57,6 +61,9 @@ def render_status(status: dict[str, Any]) -> str:
             if status["percent_of_threshold"] is not None
             else ""
         ),
+        f"Window: {status['context_length']:,} tokens, from "
+        f"{status.get('window_source') or 'unknown'}; threshold ratio from "
+        f"{status.get('threshold_source') or 'unknown'}",
         f"Compactions this session: {status['compactions']}",
         f"Messages in context: {status['messages']}",
         f"Session: {status['session_id']}",

@@ -23,6 +23,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
+from ..compaction.window import adopt_window
 from ..errors import ContextOverflowError, OutputLimitError, ProviderError
 from ..messages import call_id, tool_calls_of
 from ..messages.reading import read_from
@@ -33,6 +34,7 @@ from .ahead import observe
 from .compaction_step import CompactionOutcome, compress_context
 from .driver import Flow, ModelCall, Offload
 from .events import TextDelta, TurnEnd, WarningEvent
+from .idle import idle_compaction, idle_seconds
 from .recovery import (
     MAX_COMPRESSION_ATTEMPTS,
     MAX_OUTPUT_RETRIES,
@@ -42,6 +44,7 @@ from .recovery import (
     overflow_exhausted_error,
     smaller_max_tokens,
 )
+from .selection_step import selected_request
 from .tool_round import tool_round
 
 if TYPE_CHECKING:
@@ -71,6 +74,7 @@ def _turn(agent: AgentState, user_message: str) -> Flow:
     agent.turn += 1
     turn = agent.turn
     agent.close_open_calls()  # a session stored mid-round (a crash) is made valid first
+    idle = idle_seconds(agent)  # measured before this turn stores its message
     agent.append({"role": "user", "content": _budgeted_observation(agent, user_message)})
     agent.ledger.record_user(user_message, turn)
     if agent.memory is not None:
@@ -78,6 +82,7 @@ def _turn(agent: AgentState, user_message: str) -> Flow:
     fence: str = yield Offload(lambda: agent.prefetch(user_message))  # may wait on a provider
     recovery = RecoveryState()
 
+    yield from idle_compaction(agent, idle)
     yield from preflight(agent)
     max_tokens = agent.max_tokens
     iterations = 0
@@ -91,7 +96,7 @@ def _turn(agent: AgentState, user_message: str) -> Flow:
                 "(max_iterations); the conversation is intact, send a message to continue.",
             )
         iterations += 1
-        request = agent.build_request(fence)
+        request = yield from selected_request(agent, agent.build_request(fence), user_message)
         estimate = agent.estimate_request()
         try:
             call = ModelCall(
@@ -275,7 +280,13 @@ def _reactive(agent: AgentState, exc: ContextOverflowError, estimate: int) -> Fl
     engine = agent.compressor
     if exc.limit and 0 < exc.limit < engine.context_length:
         old = engine.context_length
-        engine.update_model(getattr(engine, "model", "") or agent.model_name, exc.limit)
+        adopt_window(
+            engine,
+            exc.limit,
+            "overflow",
+            f"the provider's overflow error said {exc.limit:,}; was {old:,}",
+            model=getattr(engine, "model", "") or agent.model_name,
+        )
         yield WarningEvent(
             "context_reduced",
             f"Context reduced to {exc.limit:,} tokens (was {old:,}); compacting and retrying.",

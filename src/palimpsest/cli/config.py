@@ -140,8 +140,10 @@ def show_command(
         "explicitly): " + ", ".join(f"{w:,} → {t:,} ({t / w:.0%})" for w, t in effective),
         highlight=False,
     )
-    for row in in_effect(settings):
-        console.print(f"{row['key']}: {_shown(row['value'])} ({row['detail']})", highlight=False)
+    for derived in in_effect(settings):
+        console.print(
+            f"{derived['key']}: {_shown(derived['value'])} ({derived['detail']})", highlight=False
+        )
 
 
 def in_effect(settings: Settings) -> list[dict[str, Any]]:
