@@ -22,11 +22,10 @@ import threading
 import time
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Literal
+from typing import TYPE_CHECKING, Literal, Protocol
 
 if TYPE_CHECKING:
     from ..config import Settings
-    from .engine import ContextEngine
 
 __all__ = [
     "PROBES",
@@ -201,7 +200,17 @@ class WindowProbe:
 PROBES = WindowProbe()
 
 
-def window_in_effect(engine: ContextEngine) -> ContextWindow:
+class _Engine(Protocol):
+    """What these helpers use of a :class:`~.engine.ContextEngine` (which imports this
+    module, so it is named structurally here)."""
+
+    context_length: int
+    context_window: ContextWindow | None
+
+    def update_model(self, model: str, context_length: int) -> None: ...
+
+
+def window_in_effect(engine: _Engine) -> ContextWindow:
     """The engine's window with its source; a window set by ``update_model`` alone (a host
     that did not say why) is the caller's."""
     tokens = int(engine.context_length)
@@ -212,7 +221,7 @@ def window_in_effect(engine: ContextEngine) -> ContextWindow:
 
 
 def adopt_window(
-    engine: ContextEngine, tokens: int, source: WindowSource, detail: str = "", *, model: str = ""
+    engine: _Engine, tokens: int, source: WindowSource, detail: str = "", *, model: str = ""
 ) -> None:
     """Give ``engine`` a new window (``update_model``) and remember where it came from."""
     engine.update_model(model or str(getattr(engine, "model", "") or ""), tokens)
