@@ -14,6 +14,7 @@ from palimpsest import ScriptedChatModel
 from palimpsest.agent.events import TurnEnd, WarningEvent
 from palimpsest.compaction.compressor import ContextCompressor
 from palimpsest.config import settings_from_dict
+from palimpsest.tokens import estimate_messages_tokens_rough
 
 
 class LastTurnOnly(ContextCompressor):
@@ -96,3 +97,24 @@ def test_an_engine_that_raises_is_ignored_with_a_warning(
     sent = model.calls[0][0]
     assert sent[0]["content"] == agent.system_prompt
     assert len(sent) == 1 + 6 + 1  # the request as built: system, history, the new message
+
+
+def test_usage_is_calibrated_against_the_request_sent(tmp_path: Path) -> None:
+    # The provider counts the selected request (small); the agent must compare that count
+    # with the selection's size, not the whole history's, or calibration learns 0.5x (the
+    # floor) and every later estimate of the full history is halved.
+    def counted(messages: list[dict[str, Any]]) -> Any:
+        return answer("ok", prompt=estimate_messages_tokens_rough(messages) + 40)
+
+    model = ScriptedChatModel([counted, counted])
+    agent = make_agent(
+        tmp_path,
+        messages=history(20, chars=1_500),
+        model=model,
+        compressor=LastTurnOnly(100_000),
+        settings=settings_from_dict({}),
+        builtin_tools=False,
+    )
+    agent.ask("one " * 600)
+    agent.ask("two " * 600)
+    assert 0.8 < agent.usage.calibrator.factor(agent.model_name) < 1.5

@@ -111,3 +111,19 @@ def test_an_adopted_window_keeps_its_source() -> None:
     assert window_in_effect(engine).describe() == "overflow (the provider said 50,000)"
     engine.update_model("m", 40_000)  # a host that did not say why
     assert window_in_effect(engine).source == "caller"
+
+
+def test_a_model_switch_picks_the_new_models_ratio() -> None:
+    settings = settings_from_dict({"compression": {"model_thresholds": {"big": 0.3}}})
+    engine = ContextCompressor.from_settings(settings, context_length=1_000_000, model="small")
+    assert engine.threshold_tokens == 500_000 and engine.threshold_source == "default"
+    engine.update_model("big-1", 1_000_000)
+    assert engine.threshold_tokens == 300_000
+    assert engine.threshold_source == "compression.model_thresholds['big']"
+    engine.update_model("small-2", 1_000_000)
+    assert engine.threshold_tokens == 500_000 and engine.threshold_source == "default"
+    fixed = ContextCompressor.from_settings(
+        settings, context_length=1_000_000, model="small", threshold_percent=0.7
+    )
+    fixed.update_model("big-1", 1_000_000)  # a caller's ratio is kept across a switch
+    assert fixed.threshold_tokens == 700_000 and fixed.threshold_source == "caller"

@@ -14,14 +14,16 @@ import logging
 from typing import TYPE_CHECKING, Any
 
 from ..compaction.selection import select_request
+from ..messages import role_of
 from ..safety.redact import redact
+from ..tokens import estimate_request_tokens_rough
 from .driver import Flow
 from .events import WarningEvent
 
 if TYPE_CHECKING:
     from .state import AgentState
 
-__all__ = ["selected_request"]
+__all__ = ["request_estimate", "selected_request"]
 
 log = logging.getLogger("palimpsest.agent")
 
@@ -44,3 +46,19 @@ def selected_request(agent: AgentState, request: list[dict[str, Any]], incoming:
             f"The context engine's selection was ignored ({shown}); the request was sent as built.",
         )
     return chosen
+
+
+def request_estimate(
+    agent: AgentState, request: list[dict[str, Any]], built: list[dict[str, Any]]
+) -> int:
+    """The rough size of the request sent: the agent's own estimate when it is the request
+    as built, else the selection's. Usage calibration compares the provider's count with
+    this figure, so it must describe what was sent, not the whole history."""
+    if request is built:
+        return agent.estimate_request()
+    body = [m for m in request if role_of(m) not in ("system", "developer")]
+    schemas = agent.tools.schemas()
+    measure = getattr(agent.compressor, "estimate_request_tokens", None)
+    if callable(measure):
+        return int(measure(body, agent.system_prompt, schemas))
+    return estimate_request_tokens_rough(body, agent.system_prompt, schemas)

@@ -44,7 +44,7 @@ from .recovery import (
     overflow_exhausted_error,
     smaller_max_tokens,
 )
-from .selection_step import selected_request
+from .selection_step import request_estimate, selected_request
 from .tool_round import tool_round
 
 if TYPE_CHECKING:
@@ -96,8 +96,9 @@ def _turn(agent: AgentState, user_message: str) -> Flow:
                 "(max_iterations); the conversation is intact, send a message to continue.",
             )
         iterations += 1
-        request = yield from selected_request(agent, agent.build_request(fence), user_message)
-        estimate = agent.estimate_request()
+        built = agent.build_request(fence)
+        request = yield from selected_request(agent, built, user_message)
+        estimate = request_estimate(agent, request, built)
         try:
             call = ModelCall(
                 request,

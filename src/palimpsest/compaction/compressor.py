@@ -186,10 +186,25 @@ class ContextCompressor(SummaryWriter):
         options.update(overrides)
         engine = cls(window, summarizer, token_counter=token_counter, **options)
         engine.context_window = source
+        if "threshold_percent" not in overrides:
+            engine.model_thresholds = (settings, provider)
         engine.threshold_source = "caller" if "threshold_percent" in overrides else chosen.source
         return engine
 
     # -- identity and thresholds ---------------------------------------------------------
+
+    model_thresholds: tuple[Settings, str | None] | None = None
+    """The settings (and provider) ``compression.model_thresholds`` is resolved from; kept
+    so a model switch (``update_model``) picks the new model's ratio."""
+
+    def update_model(self, model: str, context_length: int, *args: Any, **kwargs: Any) -> None:
+        if self.model_thresholds is not None and model != self.model:
+            settings, provider = self.model_thresholds
+            chosen = threshold_choice(settings, model, provider)
+            self.threshold_explicit = chosen.ratio is not None
+            self.threshold_percent = chosen.ratio or DEFAULT_THRESHOLD_PERCENT
+            self.threshold_source = chosen.source
+        super().update_model(model, context_length, *args, **kwargs)
 
     @property
     def name(self) -> str:
