@@ -3,9 +3,12 @@
 1. the user message joins the history (stored at once) and the ledger;
 2. the cached system prompt is reused; the memory prefetch for this turn is computed once
    and fenced onto the user message **in each request only** (MEM-05);
-3. **preflight**: the whole request (system prompt + messages + tool schemas) is estimated
-   and compacted in up to ``max_attempts`` passes when it reaches the threshold (AL-03..05);
-4. the model is called with the request rebuilt from the current history (AL-11);
+3. **idle compaction** when the session was idle past ``compression.idle_minutes`` and is
+   large (:mod:`.idle`); then **preflight**: the whole request (system prompt + messages +
+   tool schemas) is estimated and compacted in up to ``max_attempts`` passes when it
+   reaches the threshold (AL-03..05);
+4. the model is called with the request rebuilt from the current history (AL-11), or with
+   what the engine's ``select_context`` chose for this one call (:mod:`.selection_step`);
 5. usage is normalized, fed to the engine, added to the totals and stored (AL-07); a
    provider that sent none gets the calibrated estimate, marked as such, never a zero;
 6. tool calls are announced, run in parallel, and their results appended in call order;

@@ -217,7 +217,7 @@ def window_in_effect(engine: _Engine) -> ContextWindow:
     known = engine.context_window
     if known is not None and known.tokens == tokens:
         return known
-    return ContextWindow(tokens, "caller", "update_model")
+    return ContextWindow(tokens, "caller")
 
 
 def adopt_window(
