@@ -30,6 +30,9 @@ def test_longest_key_wins_and_provider_scope_only_matches_its_provider() -> None
     assert match_model_threshold("claude-sonnet-5", "anthropic", TABLE) == ("anthropic:claude", 0.6)
     assert match_model_threshold("claude-sonnet-5", "bedrock", TABLE) is None
     assert match_model_threshold("GPT-5", None, TABLE) == ("gpt-5", 0.4)
+    scoped = {"openai:": 0.6, "": 0.1}
+    assert match_model_threshold("o3", "openai", scoped) == ("openai:", 0.6)
+    assert match_model_threshold("o3", "azure", scoped) is None  # "" matches nothing
 
 
 @given(st.dictionaries(st.sampled_from(["a", "ab", "abc", "x:ab", "b"]), st.floats(0.1, 1.0)))

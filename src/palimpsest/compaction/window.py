@@ -89,7 +89,8 @@ def match_model_threshold(
 
     A key ``provider:substring`` matches only when ``provider`` is that provider; a plain
     key matches on any provider. Among matches the longest key wins (so ``openai:gpt-5``
-    beats ``gpt-5`` on OpenAI, and ``gpt-5-mini`` beats ``gpt-5``); equal lengths: the key
+    beats ``gpt-5`` on OpenAI, and ``gpt-5-mini`` beats ``gpt-5``); ``provider:`` with
+    nothing after it matches every model of that provider; equal lengths: the key
     first in sort order, so the choice never depends on the file's order.
     """
     name = model.lower()
@@ -101,8 +102,8 @@ def match_model_threshold(
             scope, needle = "", key
         if scope and scope.strip().lower() != where:
             continue
-        if needle.strip().lower() not in name or not needle.strip():
-            continue
+        if needle.strip().lower() not in name or not (needle.strip() or scope.strip()):
+            continue  # an empty key matches nothing; ``provider:`` alone, all its models
         if best is None or len(key) > len(best[0]):
             best = (key, table[key])
     return best
