@@ -52,7 +52,10 @@ class ReplayServer:
             def log_message(self, format: str, *args: Any) -> None:  # keep test output quiet
                 pass
 
-            def do_POST(self) -> None:
+            def do_GET(self) -> None:  # the model list (``GET /v1/models``)
+                self.do_POST(method="GET")
+
+            def do_POST(self, method: str = "POST") -> None:
                 length = int(self.headers.get("content-length") or 0)
                 raw = self.rfile.read(length) if length else b""
                 try:
@@ -61,7 +64,7 @@ class ReplayServer:
                     body = raw.decode("utf-8", "replace")
                 server.requests.append(
                     Recorded(
-                        "POST", self.path, {k.lower(): v for k, v in self.headers.items()}, body
+                        method, self.path, {k.lower(): v for k, v in self.headers.items()}, body
                     )
                 )
                 reply = (

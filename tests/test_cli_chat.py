@@ -399,3 +399,24 @@ def test_offline_first_run_in_a_terminal(
     again.expect(pexpect.EOF)
     again.close()
     assert again.exitstatus == 0
+
+
+def test_the_chat_window_names_its_source() -> None:
+    from palimpsest import ScriptedChatModel
+    from palimpsest.cli.chat import chat_window
+    from palimpsest.config import settings_from_dict
+
+    class Listed(ScriptedChatModel):
+        provider = "vllm"
+
+        def probe_context_length(self) -> int:
+            return 65_536
+
+    plain = ScriptedChatModel(model="chat-window-plain")
+    empty = settings_from_dict({})
+    assert chat_window(plain, None, empty).describe() == "default"
+    assert chat_window(plain, 9_000, empty).source == "caller"
+    configured = settings_from_dict({"model": {"context_length": 50_000}})
+    assert chat_window(Listed(model="chat-window-listed"), None, configured).source == "configured"
+    found = chat_window(Listed(model="chat-window-listed"), None, empty)
+    assert (found.tokens, found.source) == (65_536, "provider")

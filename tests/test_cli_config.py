@@ -123,3 +123,24 @@ def test_the_effective_threshold_is_reported_per_window(
     assert value["8000"] == 4_000 and value["16000"] == 8_000
     text = run_cli("config", "show", "--config", str(config)).stdout
     assert "8,000 → 4,000 (50%)" in text and "16,000 → 8,000 (50%)" in text
+
+
+def test_the_window_and_threshold_in_effect_name_their_source(tmp_path: Path) -> None:
+    rows = _rows()
+    assert rows["model.window_in_effect"]["value"] == 200_000
+    assert rows["model.window_in_effect"]["source"] == "default"
+    assert rows["compression.threshold_in_effect"]["source"] == "default"
+    config = tmp_path / "c.yaml"
+    config.write_text(
+        "model:\n  name: openai:gpt-5\n  context_length: 1000000\n"
+        "compression:\n  model_thresholds:\n    gpt-5: 0.4\n    openai:gpt-5: 0.3\n"
+    )
+    rows = _rows("--config", str(config))
+    assert rows["model.window_in_effect"]["value"] == 1_000_000
+    assert rows["model.window_in_effect"]["source"] == "configured"
+    threshold = rows["compression.threshold_in_effect"]
+    assert threshold["source"] == "compression.model_thresholds['openai:gpt-5']"
+    assert threshold["value"]["tokens"] == 300_000 and threshold["value"]["ratio"] == 0.3
+    text = run_cli("config", "show", "--config", str(config), env=cli_env()).stdout
+    assert "model.window_in_effect: 1000000 (model.context_length in the config)" in text
+    assert "compression.model_thresholds['openai:gpt-5']" in text

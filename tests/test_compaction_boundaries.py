@@ -207,3 +207,30 @@ def test_a_rest_under_the_budget_leaves_just_enough_to_summarize() -> None:
     assert rest - 2_000 - 600 < kept <= rest - 2_000  # all but ~2K (one message of slack)
     small = _chat([100] * 15)  # 1.5K: too little to summarize for a saving
     assert len(small) - find_tail_cut(small, 1, 20_000) == 3
+
+
+def test_min_user_messages_keeps_the_last_n_requests_in_the_tail() -> None:
+    msgs = [sys_(), user("task")]
+    for i in range(10):
+        msgs += [user(f"request {i} " + "w " * 400), asst(f"answer {i} " + "v " * 400)]
+    seed = find_tail_cut(msgs, 2, 300)
+    kept = find_tail_cut(msgs, 2, 300, min_user_messages=4)
+    requests = [i for i, m in enumerate(msgs) if m["role"] == "user" and i >= 2]
+    assert seed > requests[-2]  # the seed keeps the newest request only
+    assert kept == requests[-4]
+    # More asked than exist: all but the first after the head (something must be summarized).
+    assert find_tail_cut(msgs, 2, 300, min_user_messages=100) == 3
+
+
+def test_compressor_keeps_the_last_n_user_messages_verbatim() -> None:
+    msgs = [sys_(), user("task")]
+    for i in range(10):
+        msgs += [user(f"request {i} " + "w " * 400), asst(f"answer {i} " + "v " * 400)]
+    engine = ContextCompressor(
+        200_000, StubSummarizer(), threshold_percent=0.02, min_tail_user_messages=3
+    )
+    out = engine.compress(msgs)
+    wanted = [m["content"] for m in msgs if m["role"] == "user"][-3:]
+    texts = [m["content"] for m in out if m["role"] == "user"]
+    assert all(w in texts for w in wanted)
+    assert engine.last_stats.compressed

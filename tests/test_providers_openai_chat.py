@@ -414,3 +414,26 @@ def test_an_overflow_reported_inside_a_stream_is_recovered(
     assert isinstance(end, TurnEnd) and end.completed and end.text
     assert agent.messages[-1]["role"] == "assistant"  # the user's message has its reply
     agent.close()
+
+
+def test_the_model_lists_window_is_probed(replay: ReplayServer) -> None:
+    replay.json(
+        {
+            "object": "list",
+            "data": [
+                {"id": "other", "object": "model", "max_model_len": 4_096},
+                {"id": "qwen3-coder", "object": "model", "max_model_len": 131_072},
+            ],
+        }
+    )
+    model = model_for(replay, "qwen3-coder", provider="vllm")
+    assert model.probe_context_length() == 131_072
+    assert (replay.last.method, replay.last.path) == ("GET", "/v1/models")
+
+
+def test_a_model_list_without_a_window_says_none(replay: ReplayServer) -> None:
+    replay.json({"object": "list", "data": [{"id": "gpt-4o", "object": "model"}]})
+    assert model_for(replay).probe_context_length() is None
+    replay.json({"error": {"message": "not found"}}, status=404)
+    with pytest.raises(Exception):  # noqa: B017 - the SDK's own error: the probe cools it down
+        model_for(replay).probe_context_length()

@@ -772,3 +772,14 @@ def test_search_messages_snippets_are_redacted_before_they_are_marked(tmp_path: 
         hits = store.search_messages("password staging")
     assert hits and "hunter2abc" not in hits[0]["snippet"]
     assert ">>>staging<<<" in hits[0]["snippet"]
+
+
+def test_last_message_time_is_the_newest_stored_message(store: SessionStore) -> None:
+    store.create_session("s1", source="cli")
+    assert store.last_message_time("s1") is None
+    before = time.time()
+    store.append_message("s1", "user", "hi")
+    store.append_message("s1", "assistant", "hello")
+    found = store.last_message_time("s1")
+    assert found is not None and before - 1 <= found <= time.time() + 1
+    assert store.last_message_time("nope") is None

@@ -168,6 +168,34 @@ class CompressionSettings(_Section):
     hygiene_hard_message_limit: int = Field(default=5_000, ge=1)
     """Gateway hygiene compacts a session with this many messages whatever its tokens."""
 
+    model_thresholds: dict[str, float] = Field(default_factory=dict)
+    """Per-model trigger ratios: a model-name substring (``gpt-5``, ``claude-sonnet``) or a
+    provider-scoped one (``openai:gpt-5``, only on that provider) mapped to a fraction of the
+    window in (0, 1]. The longest matching key wins; a match is used as given (no 64K floor)
+    and wins over ``threshold``."""
+    idle_minutes: float | None = Field(default=None, gt=0)
+    """Idle compaction: when the last stored message is this many minutes old (a resumed
+    session, or a long pause), compact before the first model call if the context is large.
+    Unset: off."""
+    idle_min_share: float = Field(default=0.5, gt=0.0, le=1.0)
+    """Idle compaction runs only when the request is at least this share of the threshold."""
+    min_tail_user_messages: int = Field(default=1, ge=1)
+    """The last N real user messages (not tool results or summaries) are always kept
+    verbatim in the tail, even past the tail's token budget. 1 is the seed rule."""
+    max_tail_assistant_tokens: int | None = Field(default=None, gt=0)
+    """An assistant message in the kept tail longer than this many tokens is cut to it, with
+    a pointer to ``session_search`` for the full text. Unset: kept whole (the seed)."""
+
+    @field_validator("model_thresholds")
+    @classmethod
+    def _ratios(cls, value: dict[str, float]) -> dict[str, float]:
+        for key, ratio in value.items():
+            if not key.strip():
+                raise ValueError("model_thresholds keys must not be empty")
+            if not 0.0 < ratio <= 1.0:
+                raise ValueError(f"model_thresholds[{key!r}] must be in (0, 1], got {ratio}")
+        return value
+
     @field_validator("hygiene_threshold")
     @classmethod
     def _hygiene_fallback(cls, value: float) -> float:

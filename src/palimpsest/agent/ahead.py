@@ -1,7 +1,7 @@
 """Speculative compaction in the agent: prepare the next compaction while the talk goes on.
 
 :class:`~.speculative.SpeculativeCompactor` is the mechanism; this module binds it to an
-:class:`~.loop.Agent`:
+:class:`~.loop.Agent` (through the :class:`~.state.AgentState` it extends):
 
 * after every round below the threshold the loop calls :func:`observe`; at the
   compactor's mark (70% of the threshold by default) a background thread prepares the
@@ -27,14 +27,14 @@ from .driver import drain
 from .speculative import SpeculativeCompactor
 
 if TYPE_CHECKING:
-    from .loop import Agent
+    from .state import AgentState
 
 __all__ = ["make_speculative", "observe", "take"]
 
 log = logging.getLogger("palimpsest.agent")
 
 
-def make_speculative(agent: Agent, option: Any) -> SpeculativeCompactor | None:
+def make_speculative(agent: AgentState, option: Any) -> SpeculativeCompactor | None:
     """The agent's compactor for ``Agent(speculative=...)``: ``True`` builds one on the
     agent's compressor (which must be a :class:`ContextCompressor`), an instance is used as
     given, ``None``/``False`` turns speculation off."""
@@ -49,7 +49,7 @@ def make_speculative(agent: Agent, option: Any) -> SpeculativeCompactor | None:
     raise TypeError(f"speculative must be a bool or a SpeculativeCompactor, not {option!r}")
 
 
-def _prepare(agent: Agent, messages: list[dict[str, Any]]) -> str:
+def _prepare(agent: AgentState, messages: list[dict[str, Any]]) -> str:
     """In the background thread: flush, checkpoint, and the summarizer's memory context.
     The flush's events (warnings) are logged, since no one reads them off this thread."""
     if agent.flush_enabled:
@@ -61,14 +61,14 @@ def _prepare(agent: Agent, messages: list[dict[str, Any]]) -> str:
     return agent.compaction_context(messages)
 
 
-def observe(agent: Agent, tokens: int) -> None:
+def observe(agent: AgentState, tokens: int) -> None:
     """After a round that did not compact: start a preparation when the mark is reached."""
     if agent.speculative is not None:
         agent.aim_compaction()  # the candidate is prepared on a copy of the engine as it is
         agent.speculative.observe(agent.messages, tokens)
 
 
-def take(agent: Agent, path: str, before: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
+def take(agent: AgentState, path: str, before: list[dict[str, Any]]) -> list[dict[str, Any]] | None:
     """The prepared result for this compaction, or ``None`` to compact synchronously (the
     candidate is then dropped: a synchronous compaction supersedes it)."""
     spec = agent.speculative

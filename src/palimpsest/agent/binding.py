@@ -20,14 +20,14 @@ from .ledger import StateLedger
 from .persistence import load_guards, read_guards, save_guards
 
 if TYPE_CHECKING:
-    from .loop import Agent
+    from .state import AgentState
 
 __all__ = ["bind_session", "start_new_session", "switch_session"]
 
 log = logging.getLogger("palimpsest.agent")
 
 
-def bind_session(agent: Agent, session_id: str | None, *, fresh: bool = False) -> None:
+def bind_session(agent: AgentState, session_id: str | None, *, fresh: bool = False) -> None:
     """Start a new session, or resume the tip of ``session_id``'s lineage."""
     store = agent.store
     resumed = False
@@ -66,7 +66,7 @@ def bind_session(agent: Agent, session_id: str | None, *, fresh: bool = False) -
     agent.guards = read_guards(store, sid) if store is not None else None
 
 
-def start_new_session(agent: Agent) -> None:
+def start_new_session(agent: AgentState) -> None:
     """``/new``: end this session (``new_session``) and start a fresh, empty one."""
     old, history = agent.session_id, list(agent.messages)
     if agent.speculative is not None:
@@ -97,7 +97,7 @@ def start_new_session(agent: Agent) -> None:
 
 
 def switch_session(
-    agent: Agent,
+    agent: AgentState,
     new_id: str | None,
     old_id: str | None,
     messages: list[dict[str, Any]],

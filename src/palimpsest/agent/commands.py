@@ -1,4 +1,4 @@
-"""The slash commands a host hands to :meth:`Agent.command` instead of sending as chat.
+"""The slash commands a host hands to :meth:`~.loop.Agent.command` instead of sending as chat.
 
 ``/compress [focus]`` (AL-26..29): the focus is the trimmed rest of the line; a history with
 nothing outside its protected zones gets a "nothing to compress yet" reply without any
@@ -18,15 +18,16 @@ from typing import TYPE_CHECKING
 from ..compaction.feedback import summarize_manual_compression
 from ..pricing import format_cost
 from ..tokens import estimate_messages_tokens_rough
-from .compaction_step import CompactionOutcome
+from .binding import start_new_session
+from .compaction_step import CompactionOutcome, manual_compaction
 from .driver import drain
 from .events import AgentEvent
 from .flush import FlushResult
-from .status import render_status
+from .status import context_status, render_status
 from .undo import undo_last_compaction
 
 if TYPE_CHECKING:
-    from .loop import Agent
+    from .state import AgentState
 
 __all__ = ["COMMANDS", "NOTHING_TO_COMPRESS", "CommandResult", "parse_command", "run_command"]
 
@@ -53,7 +54,7 @@ def parse_command(line: str) -> tuple[str, str] | None:
     return name.lower(), rest.strip()
 
 
-def _compress(agent: Agent, focus: str) -> CommandResult:
+def _compress(agent: AgentState, focus: str) -> CommandResult:
     engine = agent.compressor
     try:
         has_content = engine.has_content_to_compress(agent.messages)
@@ -63,7 +64,7 @@ def _compress(agent: Agent, focus: str) -> CommandResult:
         return CommandResult("/compress", NOTHING_TO_COMPRESS)
     before = list(agent.messages)
     before_tokens = estimate_messages_tokens_rough(before)
-    events, outcome = drain(agent.model, agent.compress_flow(focus or None))
+    events, outcome = drain(agent.model, manual_compaction(agent, focus or None))
     assert isinstance(outcome, CompactionOutcome)
     if outcome.locked:
         return CommandResult("/compress", outcome.event.reason or "", events)
@@ -90,7 +91,7 @@ def _compress(agent: Agent, focus: str) -> CommandResult:
     return CommandResult("/compress", "\n".join(lines), events)
 
 
-def _new(agent: Agent, _: str) -> CommandResult:
+def _new(agent: AgentState, _: str) -> CommandResult:
     min_turns = agent.settings.memory.flush_min_turns
     events: list[AgentEvent] = []
     flushed: FlushResult | None = None
@@ -98,14 +99,14 @@ def _new(agent: Agent, _: str) -> CommandResult:
         flow = agent.flush_flow(agent.messages, min_turns=max(1, min_turns))
         events, flushed = drain(agent.model, flow)
     old = agent.session_id
-    agent.start_new_session()
+    start_new_session(agent)
     text = f"Started a new session {agent.session_id} (the previous one, {old}, is kept)."
     if flushed is not None and flushed.applied:
         text += f" Saved {len(flushed.applied)} memory update(s) first."
     return CommandResult("/new", text, events)
 
 
-def _usage(agent: Agent, _: str) -> CommandResult:
+def _usage(agent: AgentState, _: str) -> CommandResult:
     totals = agent.usage.totals
     cost = agent.cost_usd
     tokens = f"Tokens: {totals.tokens('input_tokens')} in, {totals.tokens('output_tokens')} out"
@@ -135,16 +136,16 @@ def _cost_text(cost: float | None, calls: int, unreported: int) -> str:
     return prefix + format_cost(cost)
 
 
-def _status(agent: Agent, _: str) -> CommandResult:
-    return CommandResult("/status", render_status(agent.context_status()))
+def _status(agent: AgentState, _: str) -> CommandResult:
+    return CommandResult("/status", render_status(context_status(agent)))
 
 
-def _undo(agent: Agent, _: str) -> CommandResult:
+def _undo(agent: AgentState, _: str) -> CommandResult:
     text, events = undo_last_compaction(agent)
     return CommandResult("/undo", text, events)
 
 
-COMMANDS: dict[str, Callable[[Agent, str], CommandResult]] = {
+COMMANDS: dict[str, Callable[[AgentState, str], CommandResult]] = {
     "/compress": _compress,
     "/new": _new,
     "/usage": _usage,
@@ -153,7 +154,7 @@ COMMANDS: dict[str, Callable[[Agent, str], CommandResult]] = {
 }
 
 
-def run_command(agent: Agent, line: str) -> CommandResult | None:
+def run_command(agent: AgentState, line: str) -> CommandResult | None:
     """Dispatch ``line``; ``None`` when it is not a slash command."""
     parsed = parse_command(line)
     if parsed is None:

@@ -30,7 +30,7 @@ import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..compaction.engine import ContextEngine
 from ..errors import PalimpsestError
@@ -46,10 +46,8 @@ from .flush import FlushResult
 from .ledger import LEDGER_HEADER
 from .lock import busy_message, holder_id, release_compression_lock, take_compression_lock
 from .persistence import save_guards
+from .state import AgentState, UndoRecord
 from .todo import INJECTION_HEADER
-
-if TYPE_CHECKING:
-    from .loop import Agent
 
 __all__ = [
     "COUNT_WARNING",
@@ -58,6 +56,7 @@ __all__ = [
     "UndoRecord",
     "compress_context",
     "count_warning",
+    "manual_compaction",
 ]
 
 log = logging.getLogger("palimpsest.agent")
@@ -73,19 +72,6 @@ LEDGER_MARKER = "_agent_ledger"
 
 def count_warning(count: int) -> str:
     return COUNT_WARNING.format(count=count)
-
-
-@dataclass
-class UndoRecord:
-    """What ``/undo`` needs to put the last compaction back."""
-
-    before: list[dict[str, Any]]
-    after_len: int
-    old_session_id: str | None
-    new_session_id: str | None
-    compression_count_before: int
-    previous_summary_before: str | None
-    system_prompt_before: str
 
 
 @dataclass
@@ -132,7 +118,7 @@ def _facts(engine: ContextEngine) -> dict[str, Any]:
 
 
 def _unchanged(
-    agent: Agent,
+    agent: AgentState,
     path: CompactionPath,
     messages: list[dict[str, Any]],
     reason: str,
@@ -204,7 +190,7 @@ def _compress_with_a_short_head(
 
 
 def compress_context(
-    agent: Agent,
+    agent: AgentState,
     path: CompactionPath,
     *,
     approx_tokens: int | None = None,
@@ -239,8 +225,18 @@ def compress_context(
                 log.warning("could not release the compression lock: %s", exc)
 
 
+def manual_compaction(agent: AgentState, focus: str | None = None) -> Flow:
+    """The manual path (``/compress [focus]``): the whole request measured, force semantics,
+    flush first; returns the :class:`CompactionOutcome`."""
+    tokens = agent.estimate_request()
+    outcome = yield from compress_context(
+        agent, "manual", approx_tokens=tokens, focus_topic=focus or None, force=True
+    )
+    return outcome
+
+
 def _compress_locked(
-    agent: Agent,
+    agent: AgentState,
     path: CompactionPath,
     approx_tokens: int | None,
     focus_topic: str | None,
@@ -324,7 +320,7 @@ class _Base:
 
 
 def _finish(
-    agent: Agent,
+    agent: AgentState,
     base: _Base,
     result: list[dict[str, Any]],
     flush: FlushResult,
@@ -340,7 +336,11 @@ def _finish(
     ledger_text = agent.ledger.render(agent.todos, present)
     if ledger_text:
         ledger = {"role": "user", "content": ledger_text, LEDGER_MARKER: True}
-        if path == "preflight" and compacted_list and role_of(compacted_list[-1]) == "user":
+        if (
+            path in ("preflight", "idle")
+            and compacted_list
+            and role_of(compacted_list[-1]) == "user"
+        ):
             # the turn's own request stays the last thing the model reads
             compacted_list.insert(len(compacted_list) - 1, ledger)
         else:
@@ -402,7 +402,7 @@ def _finish(
     return CompactionOutcome(event, True, flush, facts)
 
 
-def _split(agent: Agent, old_id: str | None, compacted: list[dict[str, Any]]) -> Flow:
+def _split(agent: AgentState, old_id: str | None, compacted: list[dict[str, Any]]) -> Flow:
     """End ``old_id`` with ``compression`` and start the continuation (AL-20)."""
     store = agent.store
     if store is None or old_id is None:
@@ -430,7 +430,7 @@ def _split(agent: Agent, old_id: str | None, compacted: list[dict[str, Any]]) ->
 
 
 def _not_compacted(
-    agent: Agent,
+    agent: AgentState,
     path: CompactionPath,
     before: list[dict[str, Any]],
     before_tokens: int,

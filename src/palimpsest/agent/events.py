@@ -27,7 +27,7 @@ __all__ = [
     "WarningEvent",
 ]
 
-CompactionPath = Literal["preflight", "after_round", "reactive", "manual", "hygiene"]
+CompactionPath = Literal["preflight", "after_round", "reactive", "manual", "hygiene", "idle"]
 """Where a compaction came from; the memory flush runs on every one of them (MEM-61)."""
 
 

@@ -10,13 +10,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
+from ..compaction.window import window_in_effect
+
 if TYPE_CHECKING:
-    from .loop import Agent
+    from .state import AgentState
 
 __all__ = ["context_status", "render_status"]
 
 
-def context_status(agent: Agent) -> dict[str, Any]:
+def context_status(agent: AgentState) -> dict[str, Any]:
     """Tokens in use (and whether estimated), window, threshold, percents, compactions."""
     engine = agent.compressor
     real = int(getattr(engine, "last_prompt_tokens", 0) or 0)
@@ -34,6 +36,8 @@ def context_status(agent: Agent) -> dict[str, Any]:
         "estimated": not exact,
         "context_length": window,
         "threshold_tokens": threshold,
+        "window_source": window_in_effect(engine).describe(),
+        "threshold_source": str(getattr(engine, "threshold_source", "") or "default"),
         "percent_of_window": round(tokens / window * 100, 1) if window else None,
         "percent_of_threshold": round(tokens / threshold * 100, 1) if threshold else None,
         "compactions": int(engine.compression_count),
@@ -57,6 +61,9 @@ def render_status(status: dict[str, Any]) -> str:
             if status["percent_of_threshold"] is not None
             else ""
         ),
+        f"Window: {status['context_length']:,} tokens, from "
+        f"{status.get('window_source') or 'unknown'}; threshold ratio from "
+        f"{status.get('threshold_source') or 'unknown'}",
         f"Compactions this session: {status['compactions']}",
         f"Messages in context: {status['messages']}",
         f"Session: {status['session_id']}",

@@ -23,12 +23,12 @@ from .events import ToolCallEvent, ToolResultEvent
 from .tools import ToolContext, ToolOutcome
 
 if TYPE_CHECKING:
-    from .loop import Agent
+    from .state import AgentState
 
 __all__ = ["tool_round"]
 
 
-def tool_round(agent: Agent, calls: list[Any], turn: int) -> Flow:
+def tool_round(agent: AgentState, calls: list[Any], turn: int) -> Flow:
     """Announce, run and guard (offloaded), append in call order, report, feed the ledger."""
     requests: list[tuple[str, str]] = []
     for call in calls:
@@ -58,7 +58,7 @@ def tool_round(agent: Agent, calls: list[Any], turn: int) -> Flow:
 
 
 def guard_results(
-    agent: Agent,
+    agent: AgentState,
     requests: list[tuple[str, str]],
     ids: list[str],
     outcomes: list[ToolOutcome],

@@ -3,9 +3,12 @@
 1. the user message joins the history (stored at once) and the ledger;
 2. the cached system prompt is reused; the memory prefetch for this turn is computed once
    and fenced onto the user message **in each request only** (MEM-05);
-3. **preflight**: the whole request (system prompt + messages + tool schemas) is estimated
-   and compacted in up to ``max_attempts`` passes when it reaches the threshold (AL-03..05);
-4. the model is called with the request rebuilt from the current history (AL-11);
+3. **idle compaction** when the session was idle past ``compression.idle_minutes`` and is
+   large (:mod:`.idle`); then **preflight**: the whole request (system prompt + messages +
+   tool schemas) is estimated and compacted in up to ``max_attempts`` passes when it
+   reaches the threshold (AL-03..05);
+4. the model is called with the request rebuilt from the current history (AL-11), or with
+   what the engine's ``select_context`` chose for this one call (:mod:`.selection_step`);
 5. usage is normalized, fed to the engine, added to the totals and stored (AL-07); a
    provider that sent none gets the calibrated estimate, marked as such, never a zero;
 6. tool calls are announced, run in parallel, and their results appended in call order;
@@ -23,6 +26,7 @@ import logging
 import time
 from typing import TYPE_CHECKING, Any
 
+from ..compaction.window import adopt_window
 from ..errors import ContextOverflowError, OutputLimitError, ProviderError
 from ..messages import call_id, tool_calls_of
 from ..messages.reading import read_from
@@ -33,6 +37,7 @@ from .ahead import observe
 from .compaction_step import CompactionOutcome, compress_context
 from .driver import Flow, ModelCall, Offload
 from .events import TextDelta, TurnEnd, WarningEvent
+from .idle import idle_compaction, idle_seconds
 from .recovery import (
     MAX_COMPRESSION_ATTEMPTS,
     MAX_OUTPUT_RETRIES,
@@ -42,17 +47,18 @@ from .recovery import (
     overflow_exhausted_error,
     smaller_max_tokens,
 )
+from .selection_step import request_estimate, selected_request
 from .tool_round import tool_round
 
 if TYPE_CHECKING:
-    from .loop import Agent
+    from .state import AgentState
 
 __all__ = ["after_round", "preflight", "turn_flow"]
 
 log = logging.getLogger("palimpsest.agent")
 
 
-def turn_flow(agent: Agent, user_message: str) -> Flow:
+def turn_flow(agent: AgentState, user_message: str) -> Flow:
     """The whole turn; always ends with exactly one :class:`TurnEnd`."""
     try:
         end = yield from _turn(agent, user_message)
@@ -67,10 +73,11 @@ def turn_flow(agent: Agent, user_message: str) -> Flow:
     yield end
 
 
-def _turn(agent: Agent, user_message: str) -> Flow:
+def _turn(agent: AgentState, user_message: str) -> Flow:
     agent.turn += 1
     turn = agent.turn
     agent.close_open_calls()  # a session stored mid-round (a crash) is made valid first
+    idle = idle_seconds(agent)  # measured before this turn stores its message
     agent.append({"role": "user", "content": _budgeted_observation(agent, user_message)})
     agent.ledger.record_user(user_message, turn)
     if agent.memory is not None:
@@ -78,6 +85,7 @@ def _turn(agent: Agent, user_message: str) -> Flow:
     fence: str = yield Offload(lambda: agent.prefetch(user_message))  # may wait on a provider
     recovery = RecoveryState()
 
+    yield from idle_compaction(agent, idle)
     yield from preflight(agent)
     max_tokens = agent.max_tokens
     iterations = 0
@@ -91,8 +99,9 @@ def _turn(agent: Agent, user_message: str) -> Flow:
                 "(max_iterations); the conversation is intact, send a message to continue.",
             )
         iterations += 1
-        request = agent.build_request(fence)
-        estimate = agent.estimate_request()
+        built = agent.build_request(fence)
+        request = yield from selected_request(agent, built, user_message)
+        estimate = request_estimate(agent, request, built)
         try:
             call = ModelCall(
                 request,
@@ -194,7 +203,7 @@ OBSERVATION_TOOL = "observation"
 """The name a text-action observation is budgeted under (``tool_budget.tool_overrides``)."""
 
 
-def _budgeted_observation(agent: Agent, text: str) -> str:
+def _budgeted_observation(agent: AgentState, text: str) -> str:
     """``text``, or its saved preview when it is an oversized observation.
 
     In text-action runs (SWE-agent, mini-swe-agent) a command's output comes back as the
@@ -226,7 +235,7 @@ def _silent(completion: Completion) -> bool:
     )
 
 
-def preflight(agent: Agent) -> Flow:
+def preflight(agent: AgentState) -> Flow:
     """Compact before the first call when the request estimate reaches the threshold."""
     engine = agent.compressor
     if not agent.compression_enabled:
@@ -256,7 +265,7 @@ def preflight(agent: Agent) -> Flow:
             return
 
 
-def after_round(agent: Agent) -> Flow:
+def after_round(agent: AgentState) -> Flow:
     """AL-08: after a tool round, on the real prompt tokens (plus what the round added)."""
     if not agent.compression_enabled:
         return
@@ -267,7 +276,7 @@ def after_round(agent: Agent) -> Flow:
     yield from compress_context(agent, "after_round", approx_tokens=tokens)
 
 
-def _reactive(agent: Agent, exc: ContextOverflowError, estimate: int) -> Flow:
+def _reactive(agent: AgentState, exc: ContextOverflowError, estimate: int) -> Flow:
     """One overflow recovery: adopt a smaller proven limit, compact with force, judge it.
 
     Returns ``None`` to retry, or the :class:`TurnEnd` that stops the turn (AL-12).
@@ -275,7 +284,13 @@ def _reactive(agent: Agent, exc: ContextOverflowError, estimate: int) -> Flow:
     engine = agent.compressor
     if exc.limit and 0 < exc.limit < engine.context_length:
         old = engine.context_length
-        engine.update_model(getattr(engine, "model", "") or agent.model_name, exc.limit)
+        adopt_window(
+            engine,
+            exc.limit,
+            "overflow",
+            f"the provider's overflow error said {exc.limit:,}; was {old:,}",
+            model=getattr(engine, "model", "") or agent.model_name,
+        )
         yield WarningEvent(
             "context_reduced",
             f"Context reduced to {exc.limit:,} tokens (was {old:,}); compacting and retrying.",
@@ -301,7 +316,7 @@ def _reactive(agent: Agent, exc: ContextOverflowError, estimate: int) -> Flow:
     return None
 
 
-def _sleep_polling(agent: Agent, seconds: float) -> None:
+def _sleep_polling(agent: AgentState, seconds: float) -> None:
     """AL-14: wait before the retry, checking for an interrupt every 0.2 s."""
     deadline = time.monotonic() + seconds
     while not agent.is_interrupted() and time.monotonic() < deadline:

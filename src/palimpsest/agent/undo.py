@@ -26,7 +26,7 @@ from .compaction_step import UndoRecord
 from .events import AgentEvent, WarningEvent
 
 if TYPE_CHECKING:
-    from .loop import Agent
+    from .state import AgentState
 
 __all__ = ["NOTHING_TO_UNDO", "undo_last_compaction"]
 
@@ -35,7 +35,7 @@ log = logging.getLogger("palimpsest.agent")
 NOTHING_TO_UNDO = "Nothing to undo: no compaction happened in this conversation yet."
 
 
-def _record_from_store(agent: Agent) -> UndoRecord | None:
+def _record_from_store(agent: AgentState) -> UndoRecord | None:
     """The last compaction as the store remembers it (parent's messages, the seed count)."""
     store, sid = agent.store, agent.session_id
     if store is None or sid is None:
@@ -60,7 +60,7 @@ def _record_from_store(agent: Agent) -> UndoRecord | None:
     )
 
 
-def undo_last_compaction(agent: Agent) -> tuple[str, list[AgentEvent]]:
+def undo_last_compaction(agent: AgentState) -> tuple[str, list[AgentEvent]]:
     """Undo the last compaction; the reply text and any warnings."""
     record = agent.undo if agent.undo is not None else _record_from_store(agent)
     if record is None or record.new_session_id != agent.session_id:

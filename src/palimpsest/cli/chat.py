@@ -29,6 +29,7 @@ from rich.console import Console
 from rich.markup import escape
 
 from ..agent.replay_model import REPLAY_PREFIX, ReplayChatModel, build_script
+from ..compaction.window import ContextWindow, resolve_window
 from ..config import Settings, load_settings
 from ..errors import PalimpsestError
 from ..messages import load_transcript, validate_transcript
@@ -96,6 +97,21 @@ def resolve_model(spec: str | None, base_url: str | None, settings: Settings) ->
             fail("--model replay: needs a transcript path, for example replay:session.json")
         return _replay_model(rest.strip())
     return connect(chosen, base_url=base_url)
+
+
+def chat_window(model: ChatModel, flag: int | None, settings: Settings) -> ContextWindow:
+    """``--context-length``, else ``model.context_length``, else what the provider reports
+    (its model list, asked once and cooled down on failure), else the built-in default."""
+    from ..agent.window_setup import provider_window
+
+    window = resolve_window(
+        caller=flag,
+        configured=settings.model.context_length,
+        provider=lambda: provider_window(model),
+        default=context_length_of(None, None),
+    )
+    assert window is not None  # the default is positive
+    return window
 
 
 @contextmanager
@@ -273,17 +289,19 @@ def chat_command(
             resume = _resume_id(store, session)
             from ..agent.loop import Agent  # the loop pulls in every layer: load it to chat
 
+            window = chat_window(chat_model, context_length, settings)
             agent = Agent(
                 chat_model,
                 store=store,
                 memory=_memory(settings),
-                context_length=context_length_of(context_length, settings.model.context_length),
+                context_length=window.tokens,
                 session_id=resume,
                 source="cli",
                 workdir=workdir,
                 settings=settings,
                 stream=True,
             )
+            agent.compressor.context_window = window  # /status names where it came from
             try:
                 console.print(_welcome(agent, chat_model, session is not None), markup=False)
                 session_id = chat_loop(agent, console)

@@ -120,6 +120,7 @@ def show_command(
                 "detail": "tokens at which compaction fires, by context length",
             }
         )
+        payload.extend(in_effect(settings))
         sys.stdout.write(json.dumps(payload, indent=2, ensure_ascii=False, default=str) + "\n")
         return
     if not rows:
@@ -139,6 +140,51 @@ def show_command(
         "explicitly): " + ", ".join(f"{w:,} → {t:,} ({t / w:.0%})" for w, t in effective),
         highlight=False,
     )
+    for derived in in_effect(settings):
+        console.print(
+            f"{derived['key']}: {_shown(derived['value'])} ({derived['detail']})", highlight=False
+        )
+
+
+def in_effect(settings: Settings) -> list[dict[str, Any]]:
+    """The window commands use and its source, and the trigger for ``model.name`` with
+    where its ratio came from (``compression.model_thresholds``, ``compression.threshold``
+    or the default): the same resolution the compressor and the agent apply."""
+    from ..compaction.compressor import ContextCompressor
+    from ..compaction.window import resolve_window, threshold_choice
+    from .common import DEFAULT_CONTEXT_LENGTH
+
+    window = resolve_window(
+        configured=settings.model.context_length, default=DEFAULT_CONTEXT_LENGTH
+    )
+    assert window is not None  # the default is positive
+    detail = (
+        "model.context_length in the config"
+        if window.source == "configured"
+        else "no model.context_length: the built-in default; a --context-length flag, or "
+        "the agent's model, may give another"
+    )
+    chosen = threshold_choice(settings, settings.model.name or "")
+    engine = ContextCompressor.from_settings(settings, context_length=window.tokens)
+    model = settings.model.name or "(no model.name)"
+    return [
+        {
+            "key": "model.window_in_effect",
+            "value": window.tokens,
+            "source": window.source,
+            "detail": detail,
+        },
+        {
+            "key": "compression.threshold_in_effect",
+            "value": {
+                "ratio": chosen.ratio,
+                "tokens": engine.threshold_tokens,
+                "model": settings.model.name,
+            },
+            "source": chosen.source,
+            "detail": f"for {model} on a {window.tokens:,}-token window, from {chosen.source}",
+        },
+    ]
 
 
 THRESHOLD_WINDOWS = (8_000, 32_000, 128_000, 200_000, 1_000_000)

@@ -115,6 +115,22 @@ def _newest(readings: Sequence[MessageReading], start: int, predicate: Any) -> i
     return None
 
 
+def _nth_newest_request(readings: Sequence[MessageReading], start: int, count: int) -> int | None:
+    """Index of the ``count``-th newest real user request after ``start`` (the oldest one
+    there is when fewer exist); ``None`` when there is none."""
+    if isinstance(readings, _Window):
+        start = max(start, readings._start)
+    found: int | None = None
+    seen = 0
+    for i in range(len(readings) - 1, start - 1, -1):
+        if readings[i].kind == "request":
+            found = i
+            seen += 1
+            if seen >= count:
+                break
+    return found
+
+
 def _is_request(reading: MessageReading) -> bool:
     return reading.kind == "request"
 
@@ -153,6 +169,7 @@ def find_tail_cut(
     budget: int,
     *,
     readings: Sequence[MessageReading] | None = None,
+    min_user_messages: int = 1,
 ) -> int:
     """The first index of the protected tail (CC-47 to CC-51, CC-56).
 
@@ -166,7 +183,12 @@ def find_tail_cut(
     reading when the caller already has it; otherwise it is read here.
     """
     if readings is None or len(readings) != len(messages):
-        readings = _read_back(messages, head_end)
+        # N kept requests may lie further back than the newest request and reply.
+        readings = (
+            _read_back(messages, head_end)
+            if min_user_messages <= 1
+            else _Window(read_from(messages, head_end), head_end, len(messages))
+        )
     n = len(messages)
     min_tail = min(MIN_TAIL_MESSAGES, n - head_end - 1) if n - head_end > 1 else 0
     soft_ceiling = int(budget * TAIL_SOFT_CEILING)
@@ -194,6 +216,13 @@ def find_tail_cut(
     last_user = _newest(readings, head_end, _is_request)
     if last_user is not None and last_user < cut:
         cut = max(last_user, head_end + 1)
+
+    # The last N real user messages stay verbatim (compression.min_tail_user_messages),
+    # even past the tail's budget; the fit step after assembly is what still bounds them.
+    if min_user_messages > 1:
+        oldest_kept = _nth_newest_request(readings, head_end, min_user_messages)
+        if oldest_kept is not None and oldest_kept < cut:
+            cut = max(oldest_kept, head_end + 1)
 
     # The final visible reply stays where the user can see it (CC-51).
     last_reply = _newest(

@@ -45,7 +45,9 @@ from .repair import (
 )
 from .stats import CompressionStats
 from .summary_writer import SummaryWriter, extractive_summarizer, needs_check
+from .tail_cap import cap_tail_assistants
 from .thresholds import DEFAULT_THRESHOLD_PERCENT, clamp_target_ratio
+from .window import ContextWindow, threshold_choice
 
 __all__ = ["CompressionStats", "ContextCompressor"]
 
@@ -80,6 +82,8 @@ class ContextCompressor(SummaryWriter):
         orphan_call_policy: Literal["stub", "strip"] = "stub",
         refuse_if_grow: bool = True,
         abort_on_summary_failure: bool = False,
+        min_tail_user_messages: int = 1,
+        max_tail_assistant_tokens: int | None = None,
         quiet_mode: bool = False,
         status_callback: Callable[[str], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -113,6 +117,12 @@ class ContextCompressor(SummaryWriter):
         self.orphan_call_policy: Literal["stub", "strip"] = orphan_call_policy
         self.refuse_if_grow = refuse_if_grow
         self.abort_on_summary_failure = abort_on_summary_failure
+        if min_tail_user_messages < 1:
+            raise ValueError("min_tail_user_messages must be >= 1")
+        self.min_tail_user_messages = min_tail_user_messages
+        self.max_tail_assistant_tokens = max_tail_assistant_tokens
+        self.threshold_source = "caller" if self.threshold_explicit else "default"
+        self.context_window = ContextWindow(context_length, "caller")
         self.quiet_mode = quiet_mode
         self.status_callback = status_callback
         self._clock = clock
@@ -136,6 +146,9 @@ class ContextCompressor(SummaryWriter):
 
         ``context_length`` defaults to ``model.context_length``; one of the two is required.
         Keyword ``overrides`` win over the settings (e.g. ``threshold_percent=0.7``).
+        ``window_source`` says where ``context_length`` came from (default: ``caller`` when
+        given, else ``configured``); ``provider`` scopes ``compression.model_thresholds``
+        keys written ``provider:substring``.
         """
         window = context_length or settings.model.context_length
         if not window:
@@ -144,9 +157,17 @@ class ContextCompressor(SummaryWriter):
                 key="model.context_length",
             )
         c = settings.compression
+        source: ContextWindow = overrides.pop("window_source", None) or (
+            ContextWindow(window, "caller")
+            if context_length
+            else ContextWindow(window, "configured", "model.context_length")
+        )
+        provider = overrides.pop("provider", None)
+        # A model_thresholds match, else a ratio the config file sets, is explicit (and
+        # skips the 64K floor); else the seed default.
+        chosen = threshold_choice(settings, str(overrides.get("model") or ""), provider)
         options: dict[str, Any] = {
-            # Only a ratio the config file sets is explicit (and skips the 64K floor).
-            "threshold_percent": c.threshold if "threshold" in c.model_fields_set else None,
+            "threshold_percent": chosen.ratio,
             "target_ratio": c.target_ratio,
             "protect_first_n": c.protect_first_n,
             "protect_last_n": c.protect_last_n,
@@ -159,11 +180,31 @@ class ContextCompressor(SummaryWriter):
             "orphan_call_policy": c.orphan_call_policy,
             "refuse_if_grow": c.refuse_if_grow,
             "abort_on_summary_failure": c.abort_on_summary_failure,
+            "min_tail_user_messages": c.min_tail_user_messages,
+            "max_tail_assistant_tokens": c.max_tail_assistant_tokens,
         }
         options.update(overrides)
-        return cls(window, summarizer, token_counter=token_counter, **options)
+        engine = cls(window, summarizer, token_counter=token_counter, **options)
+        engine.context_window = source
+        if "threshold_percent" not in overrides:
+            engine.model_thresholds = (settings, provider)
+        engine.threshold_source = "caller" if "threshold_percent" in overrides else chosen.source
+        return engine
 
     # -- identity and thresholds ---------------------------------------------------------
+
+    model_thresholds: tuple[Settings, str | None] | None = None
+    """The settings (and provider) ``compression.model_thresholds`` is resolved from; kept
+    so a model switch (``update_model``) picks the new model's ratio."""
+
+    def update_model(self, model: str, context_length: int, *args: Any, **kwargs: Any) -> None:
+        if self.model_thresholds is not None and model != self.model:
+            settings, provider = self.model_thresholds
+            chosen = threshold_choice(settings, model, provider)
+            self.threshold_explicit = chosen.ratio is not None
+            self.threshold_percent = chosen.ratio or DEFAULT_THRESHOLD_PERCENT
+            self.threshold_source = chosen.source
+        super().update_model(model, context_length, *args, **kwargs)
 
     @property
     def name(self) -> str:
@@ -204,7 +245,9 @@ class ContextCompressor(SummaryWriter):
         start = align_forward(messages, self.protect_first_n)
         if start >= len(messages):
             return False
-        return start < find_tail_cut(messages, start, self.tail_token_budget)
+        return start < find_tail_cut(
+            messages, start, self.tail_token_budget, min_user_messages=self.min_tail_user_messages
+        )
 
     # -- the pipeline ----------------------------------------------------------------------
 
@@ -304,7 +347,13 @@ class ContextCompressor(SummaryWriter):
         start = align_forward(work, self.protect_first_n)
         tail_budget = self._tail_budget_to_fit(work, start, stats.fit_target_tokens)
         end = (
-            find_tail_cut(work, start, tail_budget, readings=readings)
+            find_tail_cut(
+                work,
+                start,
+                tail_budget,
+                readings=readings,
+                min_user_messages=self.min_tail_user_messages,
+            )
             if start < len(work)
             else start
         )
@@ -315,7 +364,13 @@ class ContextCompressor(SummaryWriter):
             # Only the earlier summary in the middle (all after it fit the 1.5x ceiling once
             # pruned): walk again behind it with the raw budget (CC-52's re-walk), or such a
             # session never shrinks again and overflows its window.
-            end = find_tail_cut(work, end, int(tail_budget / TAIL_SOFT_CEILING), readings=readings)
+            end = find_tail_cut(
+                work,
+                end,
+                int(tail_budget / TAIL_SOFT_CEILING),
+                readings=readings,
+                min_user_messages=self.min_tail_user_messages,
+            )
             turns, earlier = self._turns_to_summarize(work, start, end)
         if not turns:
             return self._no_op(work, stats, "only an earlier summary to compress")
@@ -394,10 +449,13 @@ class ContextCompressor(SummaryWriter):
                 stats.summary_budget = budget
                 return self._ask(replace(request, budget_tokens=budget))
 
+        tail, stats.tail_capped_messages = cap_tail_assistants(
+            work[end:], self.max_tail_assistant_tokens
+        )
         placed = place_summary(
             work[:start],
             body,
-            work[end:],
+            tail,
             has_user_turn=request.has_user_turn,
             orphan_call_policy=self.orphan_call_policy,
             target=stats.fit_target_tokens,

@@ -17,6 +17,7 @@ from importlib.metadata import entry_points
 from typing import Any
 
 from ..errors import PluginNotFoundError
+from .window import ContextWindow
 
 __all__ = ["ENGINE_GROUP", "ContextEngine", "available_engines", "load_engine"]
 
@@ -38,6 +39,10 @@ class ContextEngine(ABC):
     threshold_tokens: int = 0
     context_length: int = 0
     compression_count: int = 0
+
+    # Where the window and the trigger ratio came from (``/status``, ``config show``).
+    context_window: ContextWindow | None = None
+    threshold_source: str = "default"
 
     # Preflight parameters; the built-in compressor overrides them.
     threshold_percent: float = 0.75
@@ -100,6 +105,26 @@ class ContextEngine(ABC):
 
     def should_defer_preflight_to_real_usage(self, rough_tokens: int) -> bool:
         return False
+
+    def select_context(
+        self,
+        request_messages: list[dict[str, Any]],
+        *,
+        conversation_messages: list[dict[str, Any]],
+        incoming_message: str,
+        budget_tokens: int,
+    ) -> list[dict[str, Any]] | None:
+        """What one request sees (retrieval, topic routing), or ``None`` to send it as built.
+
+        ``request_messages`` is the request about to be sent (the system prompt first);
+        ``conversation_messages`` the stored history; ``incoming_message`` the user's
+        message of this turn; ``budget_tokens`` what the request should stay under. The
+        returned list replaces the request for this one call only: the stored conversation
+        and the cached system prompt are never changed by it. Both lists are copies. A host
+        ignores an engine that raises or returns something that is not a message list, and
+        sends the request as built (fails open). The default changes nothing.
+        """
+        return None
 
     def get_tool_schemas(self) -> list[dict[str, Any]]:
         """Tools this engine offers the model; none by default."""

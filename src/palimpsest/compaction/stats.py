@@ -43,6 +43,8 @@ class CompressionStats:
     """Why the result does not fit, when ``fits`` is false."""
     fit_dropped_messages: int = 0
     fit_clipped_messages: int = 0
+    tail_capped_messages: int = 0
+    """Assistant messages of the kept tail cut to ``max_tail_assistant_tokens``."""
     repaired_messages: int = 0
     """Input messages rewritten or removed because a provider would reject them."""
     extra: dict[str, Any] = field(default_factory=dict)

@@ -20,6 +20,7 @@ from typing import Any
 
 from ..usage import reported_usage
 from .base import Completion
+from .model_window import PROBE_TIMEOUT, window_from_entries
 from .sdk_base import SdkChatModel
 
 __all__ = ["OPENAI_ERRORS", "OpenAIChatModel"]
@@ -117,6 +118,14 @@ class OpenAIChatModel(SdkChatModel):
 
     def __repr__(self) -> str:
         return f"OpenAIChatModel(model={self.model!r}, provider={self.provider!r})"
+
+    def probe_context_length(self) -> int | None:
+        """The window the server's model list reports for this model (``None`` when it
+        reports none; errors propagate). One request, no retries
+        (:mod:`~palimpsest.providers.model_window`)."""
+        client = self.client.with_options(max_retries=0, timeout=PROBE_TIMEOUT)
+        entries = [item.model_dump() for item in client.models.list()]
+        return window_from_entries(entries, self.model)
 
     def _missing_key(self) -> str:
         if self.base_url is None:

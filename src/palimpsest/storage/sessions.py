@@ -368,6 +368,16 @@ class SessionStore(TokenAccounting):
         )
         return {str(r["id"]): str(r["name"]) for r in found if r["name"]}
 
+    def last_message_time(self, session_id: str) -> float | None:
+        """When the session's newest live message was stored (epoch seconds); ``None`` when
+        it has none. The agent's idle compaction measures idle time from it."""
+        found = self._db.query(
+            "SELECT max(timestamp) AS t FROM messages WHERE session_id = ? AND active = 1",
+            (session_id,),
+        )
+        value = found[0]["t"] if found else None
+        return float(value) if value is not None else None
+
     def get_messages(self, session_id: str, *, include_inactive: bool = False) -> list[Message]:
         """The session's messages in order, in OpenAI format (live rows only by default).
 
