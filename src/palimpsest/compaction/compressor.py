@@ -24,6 +24,7 @@ from ..config import Settings
 from ..errors import ConfigError
 from ..messages.reading import read_transcript
 from ..summarizers.base import Summarizer, SummaryRequest
+from ..summarizers.deadline import DEFAULT_SUMMARY_TIMEOUT
 from ..tokens import ExactCounter, MessageSizer, RoughCounter, TokenCounter
 from .assemble import Assembly, sanitize_tool_pairs, strip_host_markers
 from .boundaries import MIN_TAIL_MESSAGES, TAIL_SOFT_CEILING, align_forward, find_tail_cut
@@ -80,6 +81,7 @@ class ContextCompressor(SummaryWriter):
         orphan_call_policy: Literal["stub", "strip"] = "stub",
         refuse_if_grow: bool = True,
         abort_on_summary_failure: bool = False,
+        summary_timeout: float | None = DEFAULT_SUMMARY_TIMEOUT,
         quiet_mode: bool = False,
         status_callback: Callable[[str], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -113,6 +115,9 @@ class ContextCompressor(SummaryWriter):
         self.orphan_call_policy: Literal["stub", "strip"] = orphan_call_policy
         self.refuse_if_grow = refuse_if_grow
         self.abort_on_summary_failure = abort_on_summary_failure
+        if summary_timeout is not None and summary_timeout <= 0:
+            raise ValueError(f"summary_timeout must be positive, got {summary_timeout}")
+        self.summary_timeout = summary_timeout
         self.quiet_mode = quiet_mode
         self.status_callback = status_callback
         self._clock = clock
@@ -159,6 +164,7 @@ class ContextCompressor(SummaryWriter):
             "orphan_call_policy": c.orphan_call_policy,
             "refuse_if_grow": c.refuse_if_grow,
             "abort_on_summary_failure": c.abort_on_summary_failure,
+            "summary_timeout": c.summary_timeout_seconds,
         }
         options.update(overrides)
         return cls(window, summarizer, token_counter=token_counter, **options)
