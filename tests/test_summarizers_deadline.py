@@ -1,0 +1,79 @@
+"""``call_with_deadline``: a hung summary call is abandoned on time and cannot come back."""
+
+from __future__ import annotations
+
+import threading
+import time
+
+import pytest
+
+from palimpsest import ScriptedChatModel
+from palimpsest.errors import SummaryError
+from palimpsest.summarizers.base import SummaryRequest
+from palimpsest.summarizers.deadline import call_with_deadline, current_deadline
+from palimpsest.summarizers.llm import MIN_CALL_TIMEOUT, LLMSummarizer
+
+
+def request() -> SummaryRequest:
+    turns = [{"role": "user", "content": "fix the parser"}, {"role": "assistant", "content": "ok"}]
+    return SummaryRequest(turns, None, None, 200, "Summarize: fix the parser")
+
+
+def test_a_call_that_finishes_returns_its_value_and_its_error():
+    assert call_with_deadline(lambda: 42, 5.0) == 42
+    with pytest.raises(KeyError):
+        call_with_deadline(lambda: {}["missing"], 5.0)
+    assert call_with_deadline(lambda: current_deadline(), None) is None  # no limit: inline
+
+
+def test_a_call_that_hangs_is_abandoned_at_the_deadline():
+    release = threading.Event()
+    seen: list[object] = []
+
+    def hang() -> str:
+        deadline = current_deadline()
+        seen.append(deadline)
+        release.wait(10)
+        return "late"
+
+    started = time.monotonic()
+    with pytest.raises(SummaryError) as raised:
+        call_with_deadline(hang, 0.3)
+    elapsed = time.monotonic() - started
+    release.set()
+    assert 0.25 <= elapsed < 2.0
+    assert raised.value.cause_kind == "timeout"
+    assert "did not finish within 0.3 s" in str(raised.value)
+    deadline = seen[0]
+    assert deadline is not None and deadline.abandoned.is_set()  # type: ignore[attr-defined]
+    assert current_deadline() is None  # the caller's context never had one
+
+
+def test_a_bad_timeout_is_refused():
+    with pytest.raises(ValueError, match="positive"):
+        call_with_deadline(lambda: 1, 0)
+
+
+def test_the_llm_summarizer_passes_the_time_left_and_drops_a_late_reply():
+    release = threading.Event()
+
+    def blocked(messages: list[dict[str, object]]) -> str:
+        release.wait(10)
+        return "## Active Task\nlate summary"
+
+    model = ScriptedChatModel([blocked, "## Active Task\nsecond call"])
+    summarizer = LLMSummarizer(model, timeout=120)
+    with pytest.raises(SummaryError):
+        call_with_deadline(lambda: summarizer.summarize(request()), 0.3)
+    summarizer.record_abandoned("abandoned")
+    assert summarizer.cooldown_remaining() > 0 and summarizer.last_failure_kind == "timeout"
+    release.set()
+    for _ in range(100):  # the abandoned thread ends on its own
+        if not any(t.name == "palimpsest-summary" for t in threading.enumerate()):
+            break
+        time.sleep(0.02)
+    # the per-call timeout is the time left (floored at 1 s), not the summarizer's own 120 s
+    assert model.calls[0][3]["timeout"] == MIN_CALL_TIMEOUT
+    # the late reply made no second call and recorded no success over the timeout
+    assert len(model.calls) == 1
+    assert summarizer.last_failure_kind == "timeout" and summarizer.cooldown_remaining() > 0
