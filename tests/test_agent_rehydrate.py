@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import hashlib
 from pathlib import Path
+from typing import Any
 
+from agent_helpers import call, calls, compressor, history, make_agent, stored
 from palimpsest.agent.ledger import StateLedger
 from palimpsest.agent.rehydrate import (
     REHYDRATION_HEADER,
@@ -117,3 +119,79 @@ def test_the_hash_recorded_is_the_one_compared(tmp_path: Path):
     record = ledger.modified_records()[0]
     assert record.sha256 == hashlib.sha256(b"one\n").hexdigest()
     assert not choose_files(ledger, RehydrationBudget())[0].changed_outside
+
+
+# --- through the agent loop ---------------------------------------------------------
+
+
+def rehydrated(messages: list[dict[str, Any]]) -> list[str]:
+    return [
+        str(m["content"]) for m in messages if str(m.get("content")).startswith(REHYDRATION_HEADER)
+    ]
+
+
+def test_after_a_compaction_the_agent_gets_its_recent_files_back(tmp_path: Path):
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "notes.md").write_text("read only\n")
+    big = "line of generated data\n" * 200  # ~1,150 tokens: over the per-file limit
+    replies = [
+        calls(call("write_file", {"path": "src/a.py", "content": "A = 1\n"}, "w1")),
+        "wrote a",
+        calls(call("read_file", {"path": "notes.md"}, "r1")),
+        "read notes",
+        calls(call("write_file", {"path": "data.txt", "content": big}, "w2")),
+        "wrote data",
+        calls(call("write_file", {"path": "src/gone.py", "content": "G = 1\n"}, "w3")),
+        "wrote gone",
+        calls(call("edit_file", {"path": "src/a.py", "old": "A = 1", "new": "A = 2"}, "e1")),
+        "edited a",
+    ]
+    config = Settings.model_validate(
+        {"compression": {"rehydrate_files": 3, "rehydrate_file_tokens": 500}}
+    )
+    agent = make_agent(
+        tmp_path,
+        replies,
+        messages=history(12, chars=900),
+        compressor=compressor(),
+        workdir=work,
+        settings=config,
+    )
+    for ask in ("write a", "read notes", "write data", "write gone", "edit a"):
+        agent.ask(ask)
+    (work / "src" / "gone.py").unlink()  # deleted after the agent wrote it
+    assert agent.compress().compacted
+    found = rehydrated(agent.messages)
+    assert len(found) == 1
+    text = found[0]
+    # newest first: a.py (edited last) with its current content, then data.txt by path only
+    assert "### src/a.py (2 edits" in text and "A = 2\n" in text
+    assert "- data.txt (1 edit, last turn" in text and "path only" in text
+    assert big not in text
+    assert "gone.py" not in text  # deleted: not attached
+    assert "notes.md" not in text  # only read
+    assert next(m for m in agent.messages if m.get(REHYDRATION_MARKER))
+    # it sits beside the ledger, and the next compaction replaces it
+    for m in history(6, chars=900, start=40):
+        agent.append(m)
+    assert agent.compress().compacted
+    assert len(rehydrated(agent.messages)) == 1
+    assert stored(agent) == agent.messages
+
+
+def test_rehydration_can_be_turned_off(tmp_path: Path):
+    work = tmp_path / "work"
+    work.mkdir()
+    write = calls(call("write_file", {"path": "a.py", "content": "A = 1\n"}, "w"))
+    agent = make_agent(
+        tmp_path,
+        [write, "ok"],
+        messages=history(12, chars=900),
+        compressor=compressor(),
+        workdir=work,
+        settings=Settings.model_validate({"compression": {"rehydrate_files": 0}}),
+    )
+    agent.ask("write a.py")
+    assert agent.compress().compacted
+    assert rehydrated(agent.messages) == []
