@@ -154,11 +154,19 @@ def test_a_provider_that_fails_or_declares_no_version_blocks_it(tmp_path: Path):
 
 
 def test_a_manual_compress_is_blocked_and_says_so(tmp_path: Path):
-    agent = agent_for(tmp_path, [RuntimeError("provider down")], REQUIRED)
+    down = RuntimeError("provider down")
+    agent = agent_for(tmp_path, [down, down], REQUIRED)
     before = list(agent.messages)
     event = agent.compress()
     assert not event.compacted
-    assert event.reason == blocked_message("the memory flush failed (RuntimeError: provider down)")
+    failed = "the memory flush failed (RuntimeError: provider down)"
+    assert event.reason == f"memory checkpoint failed: {failed}"
+    assert agent.messages == before
+    result = agent.command("/compress")  # the command shows the warning
+    assert result is not None
+    warnings = {e.code: e.message for e in result.events if isinstance(e, WarningEvent)}
+    assert warnings[BLOCKED_CODE] == blocked_message(failed)
+    assert agent.messages == before
     assert agent.messages == before
 
 

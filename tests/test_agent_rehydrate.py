@@ -144,7 +144,9 @@ def test_after_a_compaction_the_agent_gets_its_recent_files_back(tmp_path: Path)
         "wrote data",
         calls(call("write_file", {"path": "src/gone.py", "content": "G = 1\n"}, "w3")),
         "wrote gone",
-        calls(call("edit_file", {"path": "src/a.py", "old": "A = 1", "new": "A = 2"}, "e1")),
+        calls(
+            call("edit_file", {"path": "src/a.py", "old_text": "A = 1", "new_text": "A = 2"}, "e1")
+        ),
         "edited a",
     ]
     config = Settings.model_validate(
