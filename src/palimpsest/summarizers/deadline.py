@@ -27,7 +27,13 @@ from typing import TypeVar
 
 from ..errors import SummaryError
 
-__all__ = ["DEFAULT_SUMMARY_TIMEOUT", "Deadline", "call_with_deadline", "current_deadline"]
+__all__ = [
+    "DEFAULT_SUMMARY_TIMEOUT",
+    "Deadline",
+    "call_with_deadline",
+    "current_deadline",
+    "summary_thread_name",
+]
 
 T = TypeVar("T")
 
@@ -52,6 +58,11 @@ class Deadline:
 
 
 _CURRENT: ContextVar[Deadline | None] = ContextVar("palimpsest_summary_deadline", default=None)
+
+
+def summary_thread_name(caller: str) -> str:
+    """The name of the thread a summary call asked for on thread ``caller`` runs on."""
+    return f"{caller}/summary"
 
 
 def current_deadline() -> Deadline | None:
@@ -81,7 +92,8 @@ def call_with_deadline(
         except BaseException as exc:  # handed to the caller, who decides
             box.put((False, exc))
 
-    threading.Thread(target=work, name="palimpsest-summary", daemon=True).start()
+    name = summary_thread_name(threading.current_thread().name)
+    threading.Thread(target=work, name=name, daemon=True).start()
     try:
         done, value = box.get(timeout=seconds)
     except queue.Empty:
