@@ -5,6 +5,7 @@ Only the model is scripted; the store, the memory files and the compressor are r
 
 from __future__ import annotations
 
+import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
@@ -183,3 +184,36 @@ def test_overflow_recovery_ends_the_turn_instead_of_looping(tmp_path: Path):
     assert paths == ["preflight", "reactive"]
     assert len(agent.model.calls) == 3  # type: ignore[attr-defined]
     assert agent.compressor.compression_count == 0
+
+
+def test_a_background_candidate_whose_checkpoint_failed_is_never_swapped_in(tmp_path: Path):
+    """Speculative compaction prepares the flush and the checkpoint off the turn; a failed
+    required checkpoint leaves no candidate, and the compaction at the threshold runs in
+    the turn, tries the checkpoint again, and is blocked there, visibly."""
+    window = 16_000
+    agent = make_agent(
+        tmp_path,
+        model=ScriptedChatModel(default="Noted. " + "details of the answer " * 40),
+        messages=history(4, chars=600),
+        compressor=compressor(window, protect_last_n=4),
+        context_length=window,
+        memory=make_memory(tmp_path / "home", FailingProvider()),
+        settings=settings(REQUIRED),
+        speculative=True,
+    )
+    spec = agent.speculative
+    assert spec is not None
+    seen: list[CompactionEvent] = []
+    for turn in range(60):
+        events = list(agent.run(f"Question {turn}: " + "please explain the parser " * 20))
+        seen += [e for e in events if isinstance(e, CompactionEvent)]
+        if seen:
+            break
+        for _ in range(500):  # the candidate gets every chance to be prepared
+            if spec.state != "running":
+                break
+            time.sleep(0.01)
+    assert seen, "the conversation never reached the threshold"
+    assert not seen[0].compacted and "unreachable" in str(seen[0].reason)
+    assert agent.compressor.compression_count == 0
+    agent.close()
