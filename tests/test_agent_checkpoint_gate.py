@@ -15,6 +15,7 @@ from agent_helpers import memory_manager as make_memory
 from palimpsest import ScriptedChatModel
 from palimpsest.agent.checkpoint_gate import (
     BLOCKED_CODE,
+    RETRY_NEXT_TURN,
     blocked_message,
     checkpoint_failure,
     required_checkpoint,
@@ -217,3 +218,25 @@ def test_a_background_candidate_whose_checkpoint_failed_is_never_swapped_in(tmp_
     assert not seen[0].compacted and "unreachable" in str(seen[0].reason)
     assert agent.compressor.compression_count == 0
     agent.close()
+
+
+def test_the_tool_rounds_of_a_turn_do_not_retry_a_failed_checkpoint(tmp_path: Path):
+    work = tmp_path / "work"
+    work.mkdir()
+    (work / "a.txt").write_text("alpha\n")
+    read = calls(call("read_file", {"path": "a.txt"}, "r1"))
+    read2 = calls(call("read_file", {"path": "a.txt"}, "r2"))
+    # preflight's flush fails; two tool rounds follow; then the answer
+    replies = [RuntimeError("down"), read, read2, "done", RuntimeError("down again"), "next"]
+    agent = agent_for(tmp_path, replies, REQUIRED, workdir=work)
+    events = events_of(agent, "read a.txt twice")
+    compactions = [e for e in events if isinstance(e, CompactionEvent)]
+    assert [e.path for e in compactions] == ["preflight", "after_round", "after_round"]
+    assert not any(e.compacted for e in compactions)
+    assert compactions[1].reason == RETRY_NEXT_TURN
+    assert len(agent.model.calls) == 4  # type: ignore[attr-defined]  # one flush, not three
+    assert isinstance(events[-1], TurnEnd) and events[-1].text == "done"
+    # the next turn tries the checkpoint again
+    later = events_of(agent, "and now?")
+    assert any(isinstance(e, WarningEvent) and e.code == BLOCKED_CODE for e in later)
+    assert len(agent.model.calls) == 6  # type: ignore[attr-defined]

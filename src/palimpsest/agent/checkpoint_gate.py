@@ -23,8 +23,10 @@ A flush skipped for want of anything to save (no memory, the tool disabled, too 
 Every path of the loop already copes with a compaction that did not compact, so a blocked
 one cannot loop: preflight sends the request as it is; after a tool round the turn goes on;
 reactive recovery (the provider refused the request as too long) ends the turn with this
-reason as its error instead of retrying; a manual ``/compress`` reports it. Each later
-compaction tries the checkpoint again, so the first one that succeeds compacts.
+reason as its error instead of retrying; a manual ``/compress`` reports it. A later turn
+(or ``/compress``) tries the checkpoint again, one flush per try, so the first one that
+succeeds compacts; the tool rounds of the turn in which it failed do not retry it
+(:data:`RETRY_NEXT_TURN`), so a long tool loop does not pay a failing flush per round.
 """
 
 from __future__ import annotations
@@ -38,6 +40,7 @@ from .flush import FlushResult
 
 __all__ = [
     "BLOCKED_CODE",
+    "RETRY_NEXT_TURN",
     "blocked_message",
     "checkpoint_failure",
     "required_checkpoint",
@@ -45,6 +48,13 @@ __all__ = [
 
 BLOCKED_CODE = "memory_checkpoint_failed"
 """The :class:`~.events.WarningEvent` code of a compaction blocked by its checkpoint."""
+
+
+RETRY_NEXT_TURN = (
+    "the memory checkpoint failed earlier in this turn and memory.checkpoint_required is on; "
+    "it is tried again in the next turn"
+)
+"""The reason of an after-round compaction skipped because the checkpoint failed this turn."""
 
 
 def checkpoint_failure(flush: FlushResult, checkpoint: Checkpoint | None) -> str | None:

@@ -40,7 +40,7 @@ from ..storage.sessions import new_session_id
 from ..tokens import estimate_messages_tokens_rough
 from .ahead import take
 from .binding import switch_session
-from .checkpoint_gate import BLOCKED_CODE, blocked_message, required_checkpoint
+from .checkpoint_gate import BLOCKED_CODE, RETRY_NEXT_TURN, blocked_message, required_checkpoint
 from .driver import Flow, Offload
 from .events import CompactionEvent, CompactionPath, WarningEvent
 from .flush import FlushResult
@@ -268,16 +268,24 @@ def _compress_locked(
         base = _Base(path, before, before_tokens, started, count_before, previous_summary)
         return (yield from _finish(agent, base, taken, skipped, _facts(engine)))
 
+    required = agent.settings.memory.checkpoint_required
+    if required and path == "after_round" and agent.checkpoint_failed_turn == agent.turn:
+        # the checkpoint failed earlier in this turn: one try per turn (checkpoint_gate)
+        event = _unchanged(agent, path, before, RETRY_NEXT_TURN, started, before_tokens)
+        yield event
+        return CompactionOutcome(event, False, blocked=RETRY_NEXT_TURN)
+
     # 1. Flush, then the providers' checkpoint; the ledger's note rides along.
     flush = FlushResult(skipped="memory.flush_before_compression is off")
     if agent.flush_enabled:
         flush = yield from agent.flush_flow(before)
     if flush.error:
         yield WarningEvent("memory_flush_failed", f"Memory flush failed: {flush.error}")
-    if agent.settings.memory.checkpoint_required:  # fail closed (:mod:`.checkpoint_gate`)
+    if required:  # fail closed (:mod:`.checkpoint_gate`)
         note = agent.ledger.summarizer_note()
         memory_context, failed = required_checkpoint(agent.memory, before, flush, note)
         if failed is not None:
+            agent.checkpoint_failed_turn = agent.turn
             yield WarningEvent(BLOCKED_CODE, blocked_message(failed))
             reason = f"memory checkpoint failed: {failed}"
             event = _unchanged(agent, path, before, reason, started, before_tokens)
