@@ -433,6 +433,8 @@ def _rehydrate(
     """Re-attach the files the agent wrote last (:mod:`.rehydrate`) after the ledger, in
     the room the compaction leaves below ``before_tokens`` (it must still shrink)."""
     budget = RehydrationBudget.from_settings(agent.settings.compression, agent.context_length)
+    if budget.files <= 0 or agent.ledger.workdir is None or not agent.ledger.files_modified():
+        return  # nothing to attach: not even a measurement
     room = before_tokens - estimate_messages_tokens_rough(compacted) - 1
     files = rehydration_message(agent.ledger, budget, room)
     if files is None:
