@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import threading
 import time
 
@@ -77,3 +78,14 @@ def test_the_llm_summarizer_passes_the_time_left_and_drops_a_late_reply():
     # the late reply made no second call and recorded no success over the timeout
     assert len(model.calls) == 1
     assert summarizer.last_failure_kind == "timeout" and summarizer.cooldown_remaining() > 0
+
+
+TRACE: contextvars.ContextVar[str] = contextvars.ContextVar("trace", default="none")
+
+
+def test_the_call_sees_the_callers_context_variables():
+    token = TRACE.set("turn-7")
+    try:
+        assert call_with_deadline(TRACE.get, 5.0) == "turn-7"
+    finally:
+        TRACE.reset(token)

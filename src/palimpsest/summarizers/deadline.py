@@ -17,11 +17,11 @@ nothing when a late reply arrives). :class:`~.llm.LLMSummarizer` does both.
 
 from __future__ import annotations
 
+import contextvars
 import queue
 import threading
 import time
 from collections.abc import Callable
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from typing import TypeVar
 
@@ -57,7 +57,9 @@ class Deadline:
         return self.abandoned.is_set() or self.remaining() <= 0.0
 
 
-_CURRENT: ContextVar[Deadline | None] = ContextVar("palimpsest_summary_deadline", default=None)
+_CURRENT: contextvars.ContextVar[Deadline | None] = contextvars.ContextVar(
+    "palimpsest_summary_deadline", default=None
+)
 
 
 def summary_thread_name(caller: str) -> str:
@@ -85,10 +87,15 @@ def call_with_deadline(
     deadline = Deadline(time.monotonic() + seconds)
     box: queue.Queue[tuple[bool, object]] = queue.Queue(maxsize=1)
 
+    context = contextvars.copy_context()  # the caller's context vars (tracing, ...) go along
+
+    def run() -> object:
+        _CURRENT.set(deadline)  # set in the copy: never seen by the caller
+        return function()
+
     def work() -> None:
-        _CURRENT.set(deadline)  # this thread's own context: never seen by the caller
         try:
-            box.put((True, function()))
+            box.put((True, context.run(run)))
         except BaseException as exc:  # handed to the caller, who decides
             box.put((False, exc))
 
