@@ -5,14 +5,18 @@ from __future__ import annotations
 import contextvars
 import threading
 import time
+from collections.abc import Iterator
+from typing import Any
 
 import pytest
 
-from palimpsest import ScriptedChatModel
+from palimpsest import ContextCompressor, ScriptedChatModel
 from palimpsest.errors import SummaryError
+from palimpsest.providers.openai_chat import OpenAIChatModel
 from palimpsest.summarizers.base import SummaryRequest
 from palimpsest.summarizers.deadline import call_with_deadline, current_deadline
 from palimpsest.summarizers.llm import MIN_CALL_TIMEOUT, LLMSummarizer
+from providers_fixtures import ReplayServer, running_server
 
 
 def request() -> SummaryRequest:
@@ -89,3 +93,37 @@ def test_the_call_sees_the_callers_context_variables():
         assert call_with_deadline(TRACE.get, 5.0) == "turn-7"
     finally:
         TRACE.reset(token)
+
+
+@pytest.fixture
+def replay() -> Iterator[ReplayServer]:
+    yield from running_server()
+
+
+def test_an_sdk_model_drops_the_abandoned_connection_itself(replay: ReplayServer):
+    """The real ``openai`` SDK against a server on 127.0.0.1 that answers after 8 s: the
+    compressor gives up at 1 s, and the SDK, told the time left as its ``timeout``, closes
+    the connection soon after instead of waiting out the server."""
+    replay.slow(8.0)
+    model = OpenAIChatModel(
+        "gpt-test", base_url=f"{replay.url}/v1", api_key="sk-test", max_retries=0
+    )
+    compressor = ContextCompressor(
+        4_000, LLMSummarizer(model), quiet_mode=True, summary_timeout=1.0
+    )
+    talk: list[dict[str, Any]] = []
+    for i in range(20):
+        talk += [
+            {"role": "user", "content": f"Step {i}: port billing module {i}. " * 20},
+            {"role": "assistant", "content": f"Module {i} ported, tests pass. " * 20},
+        ]
+    started = time.monotonic()
+    compressor.compress(talk, force=True)
+    returned = time.monotonic() - started
+    assert compressor.last_summary_fallback_used and returned < 3.0
+    assert "did not finish within 1 s" in str(compressor.last_summary_error)
+    while any(t.name.endswith("/summary") for t in threading.enumerate()):
+        time.sleep(0.05)
+        assert time.monotonic() - started < 5.0, "the SDK kept waiting for the server"
+    assert len(replay.requests) == 1  # no retry after the caller gave up
+    assert replay.requests[0].path.endswith("/chat/completions")
