@@ -17,6 +17,7 @@ from palimpsest.agent.speculative import SpeculativeCompactor
 from palimpsest.messages import validate_transcript
 from palimpsest.providers.base import Completion
 from palimpsest.summarizers import ExtractiveSummarizer, SummaryRequest
+from palimpsest.summarizers.deadline import summary_thread_name
 
 SUMMARY_SECONDS = 1.0
 WINDOW = 16_000  # threshold 8,000 at 50%: the mark is at 5,600
@@ -121,7 +122,7 @@ def test_without_a_ready_candidate_the_compaction_runs_synchronously(tmp_path: P
             break
     assert done
     assert done[0].seconds >= SUMMARY_SECONDS  # the summary was written in the turn
-    assert "MainThread" in summarizer.threads
+    assert summary_thread_name("MainThread") in summarizer.threads
     assert "flush" in model.log
     validate_transcript(agent.messages)
     agent.close()

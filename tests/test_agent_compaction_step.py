@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import asyncio
+import threading
+import time
 from pathlib import Path
 from typing import Any
 
@@ -22,6 +24,7 @@ from palimpsest.agent.events import CompactionEvent, TurnEnd, WarningEvent
 from palimpsest.agent.ledger import LEDGER_HEADER
 from palimpsest.agent.todo import INJECTION_HEADER
 from palimpsest.agent.tools import ToolOutcome
+from palimpsest.compaction.markers import is_compaction_summary_message
 from palimpsest.summarizers.llm import LLMSummarizer
 from palimpsest.tokens import estimate_messages_tokens_rough
 
@@ -204,3 +207,36 @@ def test_a_window_too_small_for_the_protected_head_and_tail_keeps_only_the_task(
         context_length=4_000,
     )
     assert not manual.compress().compacted
+
+
+def test_a_summary_call_that_hangs_is_abandoned_and_the_deterministic_summary_used(
+    tmp_path: Path,
+):
+    release = threading.Event()
+
+    def hang(messages: list[dict[str, Any]]) -> str:
+        release.wait(10)
+        return "## Active Task\nLATE SUMMARY FROM THE HUNG CALL"
+
+    summary_model = ScriptedChatModel([hang], default="## Active Task\nsecond")
+    engine = compressor(summarizer=LLMSummarizer(summary_model), summary_timeout=0.5)
+    agent = make_agent(tmp_path, messages=history(12, chars=900), compressor=engine)
+    started = time.monotonic()
+    result = agent.command("/compress")
+    elapsed = time.monotonic() - started
+    assert result is not None
+    release.set()
+    assert elapsed < 3.0  # about the timeout, not the 10 s the call would have taken
+    event = next(e for e in result.events if isinstance(e, CompactionEvent))
+    assert event.compacted and event.fallback_used
+    warning = next(e for e in result.events if isinstance(e, WarningEvent))
+    assert warning.code == "summary_failed" and "did not finish within 0.5 s" in warning.message
+    summary = next(m for m in agent.messages if is_compaction_summary_message(m))
+    assert "Request 0" in str(summary["content"]) or "parser_" in str(summary["content"])
+    for _ in range(100):  # let the abandoned call return: it must change nothing
+        if not any(t.name.endswith("/summary") for t in threading.enumerate()):
+            break
+        time.sleep(0.02)
+    assert "LATE SUMMARY" not in str(agent.messages)
+    assert stored(agent) == agent.messages
+    assert len(summary_model.calls) == 1  # abandoned: no retry behind the caller's back

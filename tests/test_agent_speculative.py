@@ -23,11 +23,14 @@ from palimpsest.compaction.summary import HANDOFF_SECTIONS
 from palimpsest.compaction.trigger import AWAITING_REAL_USAGE
 from palimpsest.errors import SummaryError
 from palimpsest.summarizers import ExtractiveSummarizer, LLMSummarizer, SummaryRequest
+from palimpsest.summarizers.deadline import summary_thread_name
 
 Message = dict[str, Any]
 
 PAD = "".join(f"    line {i}: value = compute(item_{i})\n" for i in range(24))
 THREAD = "palimpsest-speculative-compaction"
+SUMMARY_THREAD = summary_thread_name(THREAD)
+"""Where the summary of a background compaction runs (under its wall-clock limit)."""
 SECRET = "sk-proj-Zq8wX3vN5tR7yU1iO4pA6sD9fG2hJ0kL"
 # Window 8,000 at 50%: threshold 4,000 tokens, so the mark is at 2,800.
 PROMPT = 3_000
@@ -140,7 +143,7 @@ class TestSwap:
     def test_the_summary_was_written_off_the_callers_thread(
         self, ready: tuple[SpeculativeCompactor, list[Message]], gated: GatedSummarizer
     ) -> None:
-        assert gated.threads == [THREAD]
+        assert gated.threads == [SUMMARY_THREAD]
 
     def test_the_live_compressor_records_the_compaction_on_take(self, gated: Any) -> None:
         statuses: list[str] = []
@@ -358,7 +361,9 @@ class TestNeverBlocks:
         assert spec.state == "idle"  # its outcome was dropped
         assert spec.observe(messages, PROMPT)
         assert settle(spec) == "ready"
-        assert gated.threads == [THREAD, THREAD] and gated.peak == 1  # never two at once
+        assert (
+            gated.threads == [SUMMARY_THREAD, SUMMARY_THREAD] and gated.peak == 1
+        )  # never two at once
 
 
 class TestObserve:
@@ -461,7 +466,7 @@ def test_an_llm_summary_written_in_the_background_is_swapped_in() -> None:
     assert spec.take(messages) is None  # at once, while the model writes
     assert settle(spec) == "ready"
     result = spec.take(messages)
-    assert result is not None and calls == [THREAD]
+    assert result is not None and calls == [SUMMARY_THREAD]
     validate_transcript(result, strict=True)
     summary = next(m for m in result if m.get("_compressed_summary"))
     assert "The audit of the package goes on" in summary["content"]

@@ -6,13 +6,19 @@ summarizer can produce (raise, return nothing, return text) and the request it i
 
 from __future__ import annotations
 
+import threading
+import time
 from typing import Any
+
+import pytest
 
 from compaction_helpers import StubSummarizer, asst, sys_, user
 from palimpsest.compaction.compressor import ContextCompressor
 from palimpsest.compaction.markers import is_compaction_summary_message
 from palimpsest.compaction.summary import MIN_SUMMARY_TOKENS
+from palimpsest.config import Settings
 from palimpsest.messages import content_text, validate_transcript
+from palimpsest.summarizers.deadline import DEFAULT_SUMMARY_TIMEOUT
 
 
 def conversation(turns: int = 40) -> list[dict[str, Any]]:
@@ -63,3 +69,45 @@ class TestRequest:
         assert request.goal is not None and request.goal.startswith("Port the billing service")
         assert request.budget_tokens >= MIN_SUMMARY_TOKENS
         assert request.readings is not None and len(request.readings) == len(request.turns)
+
+
+class HangingSummarizer:
+    """A summarizer whose call blocks until released (a model that hangs)."""
+
+    def __init__(self) -> None:
+        self.release = threading.Event()
+        self.calls = 0
+
+    def summarize(self, request: Any) -> str:
+        self.calls += 1
+        self.release.wait(10)
+        return "## Active Task\nlate"
+
+
+class TestTimeout:
+    def test_a_summary_call_that_hangs_is_abandoned_and_the_deterministic_one_used(self) -> None:
+        hanging = HangingSummarizer()
+        compressor = ContextCompressor(4_000, hanging, quiet_mode=True, summary_timeout=0.4)
+        started = time.monotonic()
+        result = compressor.compress(conversation(), force=True)
+        elapsed = time.monotonic() - started
+        hanging.release.set()
+        validate_transcript(result)
+        assert elapsed < 3.0
+        assert compressor.last_stats.fallback_used
+        assert compressor.last_summary_error is not None
+        assert "did not finish within 0.4 s" in compressor.last_summary_error
+        # the deterministic fallback, not the static marker: it names the goal
+        assert "billing service" in summary_text(result)
+        assert "late" not in summary_text(result)
+
+    def test_the_timeout_comes_from_the_config_and_can_be_turned_off(self) -> None:
+        settings = Settings()
+        assert ContextCompressor.from_settings(settings, context_length=8_000).summary_timeout == (
+            DEFAULT_SUMMARY_TIMEOUT
+        )
+        assert settings.compression.summary_timeout_seconds == DEFAULT_SUMMARY_TIMEOUT
+        off = Settings.model_validate({"compression": {"summary_timeout_seconds": None}})
+        assert ContextCompressor.from_settings(off, context_length=8_000).summary_timeout is None
+        with pytest.raises(ValueError, match="positive"):
+            ContextCompressor(4_000, summary_timeout=0)

@@ -167,6 +167,17 @@ class CompressionSettings(_Section):
     a value outside (0, 1] falls back to 0.85 (AL-35)."""
     hygiene_hard_message_limit: int = Field(default=5_000, ge=1)
     """Gateway hygiene compacts a session with this many messages whatever its tokens."""
+    summary_timeout_seconds: float | None = Field(default=300.0, gt=0)
+    """Wall-clock seconds one summary call may take, a synchronous one included; past it
+    the call is abandoned and the deterministic fallback summary is used (``null``: no
+    limit)."""
+    rehydrate_files: int = Field(default=5, ge=0)
+    """After a compaction the agent re-attaches the current content of up to this many
+    files it most recently wrote or edited itself (``0``: off)."""
+    rehydrate_file_tokens: int = Field(default=5_000, gt=0)
+    """A file larger than this many tokens is re-attached by its path only."""
+    rehydrate_total_tokens: int = Field(default=20_000, gt=0)
+    """All re-attached contents together; also at most a tenth of the window."""
 
     model_thresholds: dict[str, float] = Field(default_factory=dict)
     """Per-model trigger ratios: a model-name substring (``gpt-5``, ``claude-sonnet``) or a
@@ -267,6 +278,10 @@ class MemorySettings(_Section):
     prefetch_timeout: float = Field(default=8.0, gt=0)
     flush_min_turns: int = Field(default=6, ge=0)
     flush_before_compression: bool = True
+    checkpoint_required: bool = False
+    """Fail closed: a compaction whose memory checkpoint (the flush before it, the
+    providers' ``on_pre_compress``) fails is not performed, and the user is told why.
+    Off: the checkpoint is best effort and the compaction goes on."""
     nudge_interval: int = Field(default=10, ge=1)
 
 

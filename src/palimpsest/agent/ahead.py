@@ -23,7 +23,9 @@ from typing import TYPE_CHECKING, Any
 
 from ..compaction.compressor import ContextCompressor
 from ..safety.redact import redact
+from .checkpoint_gate import blocked_message, required_checkpoint
 from .driver import drain
+from .flush import FlushResult
 from .speculative import SpeculativeCompactor
 
 if TYPE_CHECKING:
@@ -52,12 +54,22 @@ def make_speculative(agent: AgentState, option: Any) -> SpeculativeCompactor | N
 def _prepare(agent: AgentState, messages: list[dict[str, Any]]) -> str:
     """In the background thread: flush, checkpoint, and the summarizer's memory context.
     The flush's events (warnings) are logged, since no one reads them off this thread."""
+    flush = FlushResult(skipped="memory.flush_before_compression is off")
     if agent.flush_enabled:
         events, result = drain(agent.model, agent.flush_flow(messages))
         for event in events:
             log.info("speculative preparation: %s", getattr(event, "message", event))
         if result is not None and result.error:
             log.warning("memory flush (speculative) failed: %s", redact(result.error))
+        flush = result if isinstance(result, FlushResult) else flush
+    if agent.settings.memory.checkpoint_required:
+        note = agent.ledger.summarizer_note()
+        context, failed = required_checkpoint(agent.memory, messages, flush, note)
+        if failed is not None:
+            # no candidate: the compaction at the threshold runs synchronously, tries the
+            # checkpoint again and tells the user if it is blocked
+            raise RuntimeError(blocked_message(failed))
+        return context
     return agent.compaction_context(messages)
 
 

@@ -40,12 +40,19 @@ from ..storage.sessions import new_session_id
 from ..tokens import estimate_messages_tokens_rough
 from .ahead import take
 from .binding import switch_session
+from .checkpoint_gate import BLOCKED_CODE, RETRY_NEXT_TURN, blocked_message, required_checkpoint
 from .driver import Flow, Offload
 from .events import CompactionEvent, CompactionPath, WarningEvent
 from .flush import FlushResult
 from .ledger import LEDGER_HEADER
 from .lock import busy_message, holder_id, release_compression_lock, take_compression_lock
 from .persistence import save_guards
+from .rehydrate import (
+    REHYDRATION_HEADER,
+    REHYDRATION_MARKER,
+    RehydrationBudget,
+    rehydration_message,
+)
 from .state import AgentState, UndoRecord
 from .todo import INJECTION_HEADER
 
@@ -84,6 +91,8 @@ class CompactionOutcome:
     feedback_facts: dict[str, Any] = field(default_factory=dict)
     locked: bool = False
     """Another compaction of this session held the lock; nothing was done."""
+    blocked: str | None = None
+    """Why a required memory checkpoint stopped this compaction (:mod:`.checkpoint_gate`)."""
 
 
 def _accepted_kwargs(engine: ContextEngine, wanted: Mapping[str, Any]) -> dict[str, Any]:
@@ -98,12 +107,13 @@ def _accepted_kwargs(engine: ContextEngine, wanted: Mapping[str, Any]) -> dict[s
 
 
 def _is_injection(message: Mapping[str, Any]) -> bool:
-    """A todo snapshot or a ledger message the agent added after an earlier compaction."""
+    """A todo snapshot, ledger or re-attached files the agent added after a compaction."""
     if role_of(message) != "user":
         return False
-    if message.get(LEDGER_MARKER):
+    if message.get(LEDGER_MARKER) or message.get(REHYDRATION_MARKER):
         return True
-    return content_text(message.get("content")).startswith((INJECTION_HEADER, LEDGER_HEADER))
+    headers = (INJECTION_HEADER, LEDGER_HEADER, REHYDRATION_HEADER)
+    return content_text(message.get("content")).startswith(headers)
 
 
 def _facts(engine: ContextEngine) -> dict[str, Any]:
@@ -258,13 +268,31 @@ def _compress_locked(
         base = _Base(path, before, before_tokens, started, count_before, previous_summary)
         return (yield from _finish(agent, base, taken, skipped, _facts(engine)))
 
+    required = agent.settings.memory.checkpoint_required
+    if required and path == "after_round" and agent.checkpoint_failed_turn == agent.turn:
+        # the checkpoint failed earlier in this turn: one try per turn (checkpoint_gate)
+        event = _unchanged(agent, path, before, RETRY_NEXT_TURN, started, before_tokens)
+        yield event
+        return CompactionOutcome(event, False, blocked=RETRY_NEXT_TURN)
+
     # 1. Flush, then the providers' checkpoint; the ledger's note rides along.
     flush = FlushResult(skipped="memory.flush_before_compression is off")
     if agent.flush_enabled:
         flush = yield from agent.flush_flow(before)
     if flush.error:
         yield WarningEvent("memory_flush_failed", f"Memory flush failed: {flush.error}")
-    memory_context = agent.compaction_context(before)
+    if required:  # fail closed (:mod:`.checkpoint_gate`)
+        note = agent.ledger.summarizer_note()
+        memory_context, failed = required_checkpoint(agent.memory, before, flush, note)
+        if failed is not None:
+            agent.checkpoint_failed_turn = agent.turn
+            yield WarningEvent(BLOCKED_CODE, blocked_message(failed))
+            reason = f"memory checkpoint failed: {failed}"
+            event = _unchanged(agent, path, before, reason, started, before_tokens)
+            yield event
+            return CompactionOutcome(event, False, flush, blocked=blocked_message(failed))
+    else:
+        memory_context = agent.compaction_context(before)
 
     # 2. Compress (blocking work: offloaded so an async host keeps its event loop).
     kwargs = _accepted_kwargs(engine, {"force": force, "memory_context": memory_context})
@@ -353,6 +381,7 @@ def _finish(
         # must shrink the context (a recovery pass that grows it makes no progress), so
         # the ledger yields: the summary already names the files and the failure.
         compacted_list = [m for m in compacted_list if not m.get(LEDGER_MARKER)]
+    _rehydrate(agent, compacted_list, before_tokens, path)
 
     # 4. The prompt, rebuilt from the files as they are now (the flush may have written).
     prompt_before = agent.system_prompt
@@ -400,6 +429,24 @@ def _finish(
     if engine.compression_count >= 2:
         yield WarningEvent("compression_count", count_warning(engine.compression_count))
     return CompactionOutcome(event, True, flush, facts)
+
+
+def _rehydrate(
+    agent: AgentState, compacted: list[dict[str, Any]], before_tokens: int, path: CompactionPath
+) -> None:
+    """Re-attach the files the agent wrote last (:mod:`.rehydrate`) after the ledger, in
+    the room the compaction leaves below ``before_tokens`` (it must still shrink)."""
+    budget = RehydrationBudget.from_settings(agent.settings.compression, agent.context_length)
+    if budget.files <= 0 or agent.ledger.workdir is None or not agent.ledger.files_modified():
+        return  # nothing to attach: not even a measurement
+    room = before_tokens - estimate_messages_tokens_rough(compacted) - 1
+    files = rehydration_message(agent.ledger, budget, room)
+    if files is None:
+        return
+    at = next((i + 1 for i, m in enumerate(compacted) if m.get(LEDGER_MARKER)), len(compacted))
+    if at == len(compacted) and path == "preflight" and role_of(compacted[-1]) == "user":
+        at -= 1  # the turn's own request stays the last thing the model reads
+    compacted.insert(at, files)
 
 
 def _split(agent: AgentState, old_id: str | None, compacted: list[dict[str, Any]]) -> Flow:

@@ -13,7 +13,8 @@ and before ``/new`` when the session had enough user turns, the model gets one e
   built on a copy, so there is nothing to remove afterwards and nothing to persist.
 
 A flush that fails (the provider refuses, the context overflows, the reply is garbage) is
-reported and skipped; it never stops the compaction it precedes.
+reported and skipped; by default it never stops the compaction it precedes. With
+``memory.checkpoint_required`` it does (:mod:`.checkpoint_gate`).
 """
 
 from __future__ import annotations
@@ -70,6 +71,9 @@ class FlushResult:
     applied: list[dict[str, Any]] = field(default_factory=list)
     results: list[str] = field(default_factory=list)
     error: str | None = None
+    unfit: bool = False
+    """The flush had something to save but could not be sent: the request does not fit
+    the window even pruned (a failed checkpoint under ``memory.checkpoint_required``)."""
 
 
 def user_turns(messages: Sequence[Mapping[str, Any]]) -> int:
@@ -125,7 +129,9 @@ def flush_memories(
     )
     if fitted is None:
         log.warning("memory flush skipped: the conversation does not fit the window")
-        return FlushResult(skipped="the conversation does not fit the window, even pruned")
+        return FlushResult(
+            skipped="the conversation does not fit the window, even pruned", unfit=True
+        )
     request, cap = fitted
     result = FlushResult(ran=True)
     try:

@@ -112,6 +112,9 @@ class AgentState:
     _fence_target: str | None
     _interrupt: threading.Event
     _blocked_warned: bool
+    checkpoint_failed_turn: int | None = None
+    """The turn in which a required memory checkpoint last failed (:mod:`.checkpoint_gate`):
+    the tool rounds after it in the same turn do not try again."""
 
     @property
     def model_name(self) -> str:

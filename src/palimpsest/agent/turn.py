@@ -304,7 +304,8 @@ def _reactive(agent: AgentState, exc: ContextOverflowError, estimate: int) -> Fl
     if not outcome.compacted or not made_progress(
         before_count, len(agent.messages), before_tokens, after_tokens
     ):
-        error = cannot_compress_error(before_tokens)
+        # a compaction the required memory checkpoint blocked says so (checkpoint_gate)
+        error = outcome.blocked or cannot_compress_error(before_tokens)
         return TurnEnd(
             completed=False,
             partial=True,

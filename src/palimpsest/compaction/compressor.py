@@ -24,6 +24,7 @@ from ..config import Settings
 from ..errors import ConfigError
 from ..messages.reading import read_transcript
 from ..summarizers.base import Summarizer, SummaryRequest
+from ..summarizers.deadline import DEFAULT_SUMMARY_TIMEOUT
 from ..tokens import ExactCounter, MessageSizer, RoughCounter, TokenCounter
 from .assemble import Assembly, sanitize_tool_pairs, strip_host_markers
 from .boundaries import MIN_TAIL_MESSAGES, TAIL_SOFT_CEILING, align_forward, find_tail_cut
@@ -84,6 +85,7 @@ class ContextCompressor(SummaryWriter):
         abort_on_summary_failure: bool = False,
         min_tail_user_messages: int = 1,
         max_tail_assistant_tokens: int | None = None,
+        summary_timeout: float | None = DEFAULT_SUMMARY_TIMEOUT,
         quiet_mode: bool = False,
         status_callback: Callable[[str], None] | None = None,
         clock: Callable[[], float] = time.monotonic,
@@ -123,6 +125,9 @@ class ContextCompressor(SummaryWriter):
         self.max_tail_assistant_tokens = max_tail_assistant_tokens
         self.threshold_source = "caller" if self.threshold_explicit else "default"
         self.context_window = ContextWindow(context_length, "caller")
+        if summary_timeout is not None and summary_timeout <= 0:
+            raise ValueError(f"summary_timeout must be positive, got {summary_timeout}")
+        self.summary_timeout = summary_timeout
         self.quiet_mode = quiet_mode
         self.status_callback = status_callback
         self._clock = clock
@@ -182,6 +187,7 @@ class ContextCompressor(SummaryWriter):
             "abort_on_summary_failure": c.abort_on_summary_failure,
             "min_tail_user_messages": c.min_tail_user_messages,
             "max_tail_assistant_tokens": c.max_tail_assistant_tokens,
+            "summary_timeout": c.summary_timeout_seconds,
         }
         options.update(overrides)
         engine = cls(window, summarizer, token_counter=token_counter, **options)

@@ -3,7 +3,9 @@
 A summarizer can raise, return nothing, or (if it is a model) return text that only looks
 like a summary. This layer turns each of those into one outcome: a checked body, or
 ``None`` with ``last_summary_error`` saying why, after which the deterministic fallback
-writes the summary instead (CC-76 to CC-87, verified compaction in :mod:`.verify`).
+writes the summary instead (CC-76 to CC-87, verified compaction in :mod:`.verify`). Every
+call, the fallback's included, has a wall-clock limit (``summary_timeout``): a call that
+hangs is abandoned there and the fallback is used (:mod:`..summarizers.deadline`).
 It sits between :class:`~.trigger.CompactionTrigger` (when to compact) and
 :class:`~.compressor.ContextCompressor` (the phases), which inherits it.
 """
@@ -14,8 +16,10 @@ import logging
 from collections.abc import Callable, Sequence
 from typing import Any, Literal
 
+from ..errors import SummaryError
 from ..safety.redact import redact
 from ..summarizers.base import Summarizer, SummaryRequest, SupportsCooldown
+from ..summarizers.deadline import call_with_deadline
 from ..tokens import MessageSizer
 from .fallback import rule_based_fallback, static_fallback
 from .markers import is_real_user_message
@@ -53,6 +57,8 @@ class SummaryWriter(CompactionTrigger):
     _sizer: MessageSizer | None
     max_summary_tokens: int
     summary_template: Literal["handoff", "classic"]
+    summary_timeout: float | None
+    """Seconds one summary call may take before it is abandoned (:mod:`..summarizers.deadline`)."""
 
     def _count(self, messages: Sequence[dict[str, Any]]) -> int:
         raise NotImplementedError  # the compressor measures with its own counter
@@ -129,10 +135,15 @@ class SummaryWriter(CompactionTrigger):
         return body
 
     def _ask(self, request: SummaryRequest) -> str | None:
+        summarizer = self.summarizer
         try:
-            raw = self.summarizer.summarize(request)
+            raw = call_with_deadline(lambda: summarizer.summarize(request), self.summary_timeout)
         except Exception as exc:  # any summarizer failure takes the fallback path
             self.last_summary_error = redact(f"{type(exc).__name__}: {exc}")
+            abandoned = isinstance(exc, SummaryError) and exc.cause_kind == "timeout"
+            record = getattr(summarizer, "record_abandoned", None)
+            if abandoned and callable(record):
+                record(self.last_summary_error)  # its own cooldown ladder (CC-83)
             if not isinstance(self.summarizer, SupportsCooldown):
                 self.summary_failure_cooldown_until = self._clock() + SUMMARY_FAILURE_COOLDOWN
                 self.summary_failure_error = self.last_summary_error
@@ -163,10 +174,14 @@ class SummaryWriter(CompactionTrigger):
         self.fallback_streak += 1
         reason = self.last_summary_error or "unknown error"
         if self.fallback_summary == "deterministic":
+            extractive = extractive_summarizer()
             try:
-                body = rule_based_fallback(
-                    extractive_summarizer().summarize(request), dropped, reason
+                text = call_with_deadline(
+                    lambda: extractive.summarize(request),
+                    self.summary_timeout,
+                    what="the deterministic summary",
                 )
+                body = rule_based_fallback(text, dropped, reason)
             except Exception as exc:
                 reason = f"{reason}; rule-based recovery also failed: {exc}"
             else:

@@ -1,6 +1,7 @@
 """MEMORY.md / USER.md, threat scanning, memory providers and their manager."""
 
 from ..safety.threats import ThreatHit, check_content, scan_threats
+from .checkpoint import CHECKPOINT_API_VERSION, Checkpoint
 from .entries import DELIMITER, MemoryWrite, Target
 from .facts import FactStoreProvider, fts_query
 from .fences import (
@@ -17,6 +18,7 @@ from .store import DEFAULT_MEMORY_CHAR_LIMIT, DEFAULT_USER_CHAR_LIMIT, MemorySto
 from .tool import MEMORY_TOOL_NAME, MEMORY_TOOL_SCHEMA, MemoryTool
 
 __all__ = [
+    "CHECKPOINT_API_VERSION",
     "DEFAULT_MEMORY_CHAR_LIMIT",
     "DEFAULT_USER_CHAR_LIMIT",
     "DELIMITER",
@@ -24,6 +26,7 @@ __all__ = [
     "MEMORY_TOOL_NAME",
     "MEMORY_TOOL_SCHEMA",
     "BuiltinMemoryProvider",
+    "Checkpoint",
     "FactStoreProvider",
     "MemoryManager",
     "MemoryProvider",

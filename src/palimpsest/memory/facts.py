@@ -27,6 +27,7 @@ from typing import Any
 from ..config import home_dir
 from ..errors import MemoryThreatError
 from ..safety.threats import ScanMode, check_content
+from .checkpoint import CHECKPOINT_API_VERSION
 from .providers import MemoryProvider
 from .store import refuse_secret
 
@@ -160,6 +161,8 @@ class FactStoreProvider(MemoryProvider):
     """Long-term facts in ``<home>/memories/facts.db``, recalled by keyword each turn."""
 
     name = "facts"
+    checkpoint_api_version = CHECKPOINT_API_VERSION
+    """Nothing to save before a compaction (facts are written as they come): version 1."""
 
     def __init__(self, path: str | Path | None = None, *, threat_scan: ScanMode = "standard"):
         self._path = Path(path).expanduser() if path is not None else None

@@ -34,6 +34,7 @@ from ..compaction.markers import is_compaction_summary_message
 from ..config import home_dir, load_settings
 from ..messages import content_text, role_of
 from ..safety.redact import redact
+from .checkpoint import Checkpoint, checkpoint_version, take_checkpoint
 from .fences import (
     StreamingContextScrubber,
     build_memory_context_block,
@@ -275,6 +276,16 @@ class MemoryManager:
     def on_pre_compress(self, messages: Sequence[Mapping[str, Any]]) -> str:
         texts = self._each("on_pre_compress", messages)
         return "\n\n".join(t for t in texts if isinstance(t, str) and t.strip())
+
+    @property
+    def checkpoint_api_version(self) -> int:
+        """The checkpoint contract every active provider keeps: the lowest they declare."""
+        return min(checkpoint_version(p) for p in self._providers)
+
+    def checkpoint(self, messages: Sequence[Mapping[str, Any]]) -> Checkpoint:
+        """``on_pre_compress`` of every provider, with their failures collected, not logged
+        away (:mod:`.checkpoint`); the text is what :meth:`on_pre_compress` returns."""
+        return take_checkpoint(self._providers, messages)
 
     def on_delegation(self, task: str, result: str, **kwargs: Any) -> None:
         self._each("on_delegation", task, result, **kwargs)

@@ -17,6 +17,7 @@ from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any, Literal
 
+from .checkpoint import CHECKPOINT_API_VERSION
 from .store import MemoryStore
 from .tool import MEMORY_TOOL_NAME, MEMORY_TOOL_SCHEMA, MemoryTool, ToolOutcome
 
@@ -30,6 +31,9 @@ class MemoryProvider(ABC):
     """One memory backend. Subclasses implement the abstract members; hooks are optional."""
 
     name: str = ""
+    checkpoint_api_version: int = 0
+    """The :mod:`~palimpsest.memory.checkpoint` contract this provider keeps (``0``: none,
+    its checkpoint failures may be silent; ``1``: ``on_pre_compress`` raises on failure)."""
 
     # --- required (MEM-39) ------------------------------------------------------------
 
@@ -138,6 +142,9 @@ class BuiltinMemoryProvider(MemoryProvider):
     """
 
     name = "builtin"
+    checkpoint_api_version = CHECKPOINT_API_VERSION
+    """Its ``on_pre_compress`` has nothing to save, and a refused write answers
+    ``success: false``: version 1 of the checkpoint contract."""
 
     def __init__(
         self,

@@ -32,6 +32,7 @@ __all__ = [
     "LEDGER_HEADER",
     "LEGACY_SUMMARY_PREFIX",
     "SHORT_SUMMARY_PREFIX",
+    "REHYDRATION_HEADER",
     "SUMMARY_FLAG",
     "SUMMARY_PREFIX",
     "SUMMARY_USER_TURN_FLAG",
@@ -82,6 +83,10 @@ TODO_SNAPSHOT_HEADER = "[Your active task list was preserved across context comp
 It is synthetic: never the user's request (CC-53)."""
 LEDGER_HEADER = "[State ledger kept by the agent across context compression]"
 """First line of the state ledger an agent appends after a compaction; synthetic too."""
+REHYDRATION_HEADER = (
+    "[Files you recently wrote, re-attached as they are now after context compression]"
+)
+"""First line of the files an agent re-attaches after a compaction; synthetic too."""
 
 SUMMARY_FLAG = "_compressed_summary"
 SUMMARY_USER_TURN_FLAG = "_compressed_summary_has_user_turn"

@@ -20,7 +20,7 @@ guarded by a cheap ``in``; nothing here is quadratic in the message length.
 
 from __future__ import annotations
 
-from .markers import LEDGER_HEADER, TODO_SNAPSHOT_HEADER
+from .markers import LEDGER_HEADER, REHYDRATION_HEADER, TODO_SNAPSHOT_HEADER
 
 __all__ = ["HEAD_WINDOW", "clean_request", "is_demonstration", "noise_reason"]
 
@@ -68,6 +68,7 @@ _NOISE_PREFIXES: tuple[tuple[str, str], ...] = (
     # palimpsest's own agent: what it appends after a compaction (CC-53: synthetic).
     (TODO_SNAPSHOT_HEADER, "todo snapshot"),
     (LEDGER_HEADER, "state ledger"),
+    (REHYDRATION_HEADER, "re-attached files"),
 )
 
 _BY_FIRST: dict[str, tuple[tuple[str, str], ...]] = {}

@@ -46,6 +46,7 @@ from ..providers.base import ChatModel, Completion
 from ..safety.redact import redact
 from ..usage import CanonicalUsage
 from .base import SummaryRequest
+from .deadline import current_deadline
 from .window import fit_call
 
 __all__ = [
@@ -64,6 +65,8 @@ COOLDOWN_NO_PROVIDER: Final = 600.0
 COOLDOWN_TRANSIENT: Final = 60.0
 COOLDOWN_NETWORK: Final = 30.0
 TIMEOUT_LADDER: Final = (60.0, 300.0, 900.0)
+MIN_CALL_TIMEOUT: Final = 1.0
+"""The shortest ``timeout`` option sent under a caller's deadline (a zero would be refused)."""
 """Consecutive timeouts wait longer each time, capped at the last step (CC-83)."""
 NO_PROVIDER_ERROR: Final = "no auxiliary LLM provider configured"
 AUX_ERROR_LIMIT: Final = 220
@@ -318,11 +321,17 @@ class LLMSummarizer:
         """Clear the cooldown (a manual compression does this first, CC-82)."""
         self.cooldown_until = 0.0
 
+    def record_abandoned(self, error: str) -> None:
+        """The caller abandoned a call at its deadline (:mod:`.deadline`): a timeout, with
+        the timeout ladder's cooldown, as if the model had reported it."""
+        self._record(_Failure("timeout", error))
+
     # -- Summarizer ---------------------------------------------------------------------
 
     def summarize(self, request: SummaryRequest) -> str:
         flow = self._flow(request)
         call = next(flow)
+        deadline = current_deadline()
         while True:
             reply: _Reply
             try:
@@ -331,6 +340,11 @@ class LLMSummarizer:
                 )
             except Exception as exc:  # every model failure is data for the flow
                 reply = exc
+            if deadline is not None and deadline.abandoned.is_set():
+                # The caller gave up on this call (:mod:`.deadline`): a late reply is
+                # dropped unread, no further call is made, nothing is recorded.
+                flow.close()
+                raise SummaryError("abandoned at the summary timeout", cause_kind="timeout")
             try:
                 call = flow.send(reply)
             except StopIteration as done:
@@ -429,8 +443,14 @@ class LLMSummarizer:
         fitted = fit_call(request, window, cap)
         self.last_fit, self.last_window = fitted.mode, window
         options: dict[str, Any] = {}
-        if self.timeout is not None:
-            options["timeout"] = self.timeout
+        timeout = self.timeout
+        deadline = current_deadline()
+        if deadline is not None:
+            # the SDK drops the connection itself at the caller's deadline (or soon after)
+            left = max(deadline.remaining(), MIN_CALL_TIMEOUT)
+            timeout = left if timeout is None else min(timeout, left)
+        if timeout is not None:
+            options["timeout"] = timeout
         # No system prompt: the rendered prompt carries every instruction, and some chat
         # templates (or older reasoning models) reject a system role.
         return _Call(
