@@ -19,7 +19,6 @@ from collections.abc import AsyncIterator, Callable, Iterable, Iterator
 from pathlib import Path
 from typing import Any
 
-from ..compaction.compressor import ContextCompressor
 from ..compaction.engine import ContextEngine
 from ..config import Settings, load_settings
 from ..errors import ConfigError
@@ -35,6 +34,7 @@ from .binding import bind_session, start_new_session
 from .commands import CommandResult, run_command
 from .compaction_step import manual_compaction
 from .driver import Flow, drive_async, drive_sync
+from .engine_choice import configured_engine
 from .events import AgentEvent, CompactionEvent, TurnEnd
 from .ledger import StateLedger
 from .persistence import SessionWriter
@@ -176,7 +176,7 @@ class Agent(AgentState):
         overrides: dict[str, Any] = {"model": self.model_name}
         if self.max_tokens is not None:
             overrides["max_tokens"] = self.max_tokens
-        return ContextCompressor.from_settings(self.settings, context_length=window, **overrides)
+        return configured_engine(self.settings, self.model, window, overrides)
 
     def _builtin_tools(self) -> list[Tool]:
         from .builtin_tools import (

@@ -86,7 +86,7 @@ class NativeCompactionEngine(ContextCompressor):
         self.native_compactions = 0
         """Compactions the provider made that this engine adopted (request routes)."""
         self.last_native_error: str | None = None
-        """Why the last compaction fell back to the compressor (``None``: it did not)."""
+        """Why the last request to the provider gave no compaction (``None``: none failed)."""
         self.last_native_used = False
         super().__init__(context_length, *args, **kwargs)
 
@@ -158,9 +158,9 @@ class NativeCompactionEngine(ContextCompressor):
         start = latest_native_compaction(messages) or 0
         live = list(messages[start:])
         self.last_native_used = False
-        self.last_native_error = None
         route = self.route
         if route is not None and route.mode == "request" and route.refused is None:
+            self.last_native_error = None
             try:
                 return self._compact_natively(route, messages, live)
             except NativeCompactionError as exc:
