@@ -166,3 +166,21 @@ def test_a_server_error_is_not_a_refusal(replay: ReplayServer) -> None:
     with pytest.raises(NativeCompactionError) as caught:
         route.compact(HISTORY[:3])
     assert not caught.value.refused
+
+
+def test_the_compaction_request_carries_the_conversations_tools(replay: ReplayServer) -> None:
+    model = anthropic_model(replay)
+    weather = {
+        "type": "function",
+        "function": {
+            "name": "get_weather",
+            "description": "Current weather for a location.",
+            "parameters": {"type": "object", "properties": {"location": {"type": "string"}}},
+        },
+    }
+    replay.file("anthropic/message_tool_use.json")
+    model.complete(HISTORY, tools=[weather])
+    replay.file("anthropic/message_compaction.json")
+    AnthropicRoute(model).compact(HISTORY[:3])
+    assert [t["name"] for t in replay.last.body["tools"]] == ["get_weather"]
+    assert "context_management" not in replay.last.body

@@ -149,6 +149,9 @@ class AnthropicChatModel(SdkChatModel):
         provider: str = "anthropic",
     ) -> None:
         self.default_max_tokens = default_max_tokens
+        self.last_tools: list[dict[str, Any]] | None = None
+        """The tools (OpenAI format) of the last request that had any: a compaction
+        request sends them too, as the conversation it summarizes was held with them."""
         if prompt_caching is None:
             # The native Messages API caches whatever name the route goes by.
             prompt_caching = caching_enabled(model, "anthropic", base_url)
@@ -189,6 +192,7 @@ class AnthropicChatModel(SdkChatModel):
             request["system"] = system
         if tools:
             request["tools"] = openai_tools_to_anthropic(tools)
+            self.last_tools = [dict(t) for t in tools]
         extra = {**self.default_options, **options}
         if "stop" in extra:
             stop = extra.pop("stop")

@@ -87,8 +87,9 @@ class AnthropicRoute:
 
     def request(self, messages: list[dict[str, Any]]) -> dict[str, Any]:
         """The keyword arguments of the compaction request (no I/O)."""
-        request = self.model.build_request(messages, None, None, {})
+        request = self.model.build_request(messages, self.model.last_tools, None, {})
         request.pop("extra_headers", None)  # ``betas`` names the beta on this endpoint
+        request.pop("context_management", None)  # the API refuses it beside ``compaction``
         config: dict[str, Any] = {"type": "summarize"}
         if self.instructions and self.instructions.strip():
             config["instructions"] = self.instructions
