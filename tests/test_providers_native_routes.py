@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 from collections.abc import Iterator
 from typing import Any
 
@@ -183,4 +184,15 @@ def test_the_compaction_request_carries_the_conversations_tools(replay: ReplaySe
     replay.file("anthropic/message_compaction.json")
     AnthropicRoute(model).compact(HISTORY[:3])
     assert [t["name"] for t in replay.last.body["tools"]] == ["get_weather"]
+    assert "context_management" not in replay.last.body
+
+
+def test_the_async_twin_also_drops_a_refused_context_management(replay: ReplayServer) -> None:
+    model = responses_model(replay)
+    route = ResponsesRoute(model)
+    route.arm(60_000)
+    replay.file("errors/openai_context_management_unsupported.json", status=400)
+    replay.file("responses/response_plain.json")
+    done = asyncio.run(model.acomplete(HISTORY))
+    assert done.content == "Noted." and route.refused is not None
     assert "context_management" not in replay.last.body
