@@ -33,6 +33,7 @@ import logging
 from collections.abc import Mapping, Sequence
 from typing import Any, Literal, Protocol, runtime_checkable
 
+from ..config import Settings
 from ..errors import NativeCompactionError
 from ..messages import role_of
 from ..messages.native import latest_native_compaction, live_window
@@ -92,7 +93,7 @@ class NativeCompactionEngine(ContextCompressor):
 
     @classmethod
     def with_route(
-        cls, route: NativeCompactionRoute | None, settings: Any, **kwargs: Any
+        cls, route: NativeCompactionRoute | None, settings: Settings, **kwargs: Any
     ) -> NativeCompactionEngine:
         """An engine configured from ``settings`` like the compressor, with ``route``."""
         engine = cls.from_settings(settings, **kwargs)
@@ -138,8 +139,8 @@ class NativeCompactionEngine(ContextCompressor):
         return super().estimate_request_tokens(live_window(messages), system_prompt, tools)
 
     def has_content_to_compress(self, messages: list[dict[str, Any]]) -> bool:
-        live = [dict(m) for m in live_window(messages)]
-        return super().has_content_to_compress(live)
+        start = latest_native_compaction(messages) or 0
+        return super().has_content_to_compress(messages[start:])
 
     # -- compacting -----------------------------------------------------------------------
 
