@@ -122,7 +122,8 @@ class ContextSettings(_Section):
     """``context``: which engine runs and which profile of behaviour applies."""
 
     engine: str = "compressor"
-    """Context engine to load from the ``palimpsest.context_engines`` entry points."""
+    """Context engine to load from the ``palimpsest.context_engines`` entry points;
+    ``native`` lets the provider compact where the route offers it (docs/compaction.md)."""
     profile: Literal["seed", "refined"] = "seed"
     """Behaviour profile. ``refined`` turns on: preflight deferral to the provider's real
     usage when the estimate is close (agent), a 2-second pause before a reactive retry,
@@ -158,6 +159,8 @@ class CompressionSettings(_Section):
     """When the summarizer fails, keep the middle (prune only) instead of a fallback summary."""
     threshold_tokens: int | None = None
     """Absolute cap on the threshold in tokens (unset: no cap)."""
+    native_margin_tokens: int = Field(default=4_000, ge=0)
+    """Engine ``native``: how far below the threshold an inline route compacts."""
     max_input_mb: float = Field(default=256.0, gt=0)
     """``palimpsest compress`` refuses input files larger than this many MiB."""
     summary_model: str | None = None

@@ -53,6 +53,7 @@ __all__ = [
     "MemoryThreatError",
     "MemoryToolError",
     "MissingDependencyError",
+    "NativeCompactionError",
     "OutputLimitError",
     "OutputTargetError",
     "PalimpsestError",
@@ -339,6 +340,20 @@ class AuthError(ProviderError):
 
 class QuotaError(ProviderError):
     """The account is out of quota or credit (402, insufficient_quota)."""
+
+
+class NativeCompactionError(RunError):
+    """A provider-side compaction gave nothing usable; the engine falls back to its own.
+
+    ``refused`` is true when the route said it does not offer compaction at all (an
+    unsupported model, route or beta): the engine stops asking for the rest of the session.
+    A transient error or an unusable reply leaves ``refused`` false: the next compaction
+    asks the provider again.
+    """
+
+    def __init__(self, message: str, *, refused: bool = False) -> None:
+        self.refused = refused
+        super().__init__(message)
 
 
 class StorageError(RunError):

@@ -25,7 +25,7 @@ from ..compaction.engine import ContextEngine
 from ..config import Settings
 from ..errors import PalimpsestError
 from ..memory.manager import MemoryManager
-from ..messages import for_provider
+from ..messages.native import for_request
 from ..outputs.budget import BudgetConfig
 from ..outputs.guard import OutputGuard
 from ..outputs.store import OutputStore
@@ -175,7 +175,8 @@ class AgentState:
 
     def build_request(self, fence: str = "") -> list[dict[str, Any]]:
         """``[system] + history + request-only injections`` (AL-02), built fresh."""
-        history = attach_fence(for_provider(self.messages), fence, self._fence_target)
+        # opaque provider items (a native compaction) stay for the backend that reads them
+        history = attach_fence(for_request(self.messages), fence, self._fence_target)
         return [{"role": "system", "content": self.system_prompt}, *history]
 
     def estimate_request(self) -> int:

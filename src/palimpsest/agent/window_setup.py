@@ -13,12 +13,12 @@ from __future__ import annotations
 
 from typing import Any
 
-from ..compaction.compressor import ContextCompressor
 from ..compaction.engine import ContextEngine
 from ..compaction.window import PROBES, ContextWindow, adopt_window, resolve_window
 from ..config import Settings
 from ..errors import ConfigError
 from ..providers.base import ChatModel
+from .engine_choice import configured_engine
 
 __all__ = ["default_engine", "provider_window", "use_callers_window"]
 
@@ -40,7 +40,8 @@ def provider_window(model: ChatModel) -> int | None:
 def default_engine(
     settings: Settings, model: ChatModel, context_length: int | None, max_tokens: int | None
 ) -> ContextEngine:
-    """The built-in compressor for the agent's model, its window's source recorded."""
+    """The engine ``context.engine`` names for the agent's model (the built-in compressor by
+    default), its window's source recorded."""
     window = resolve_window(
         caller=context_length,
         configured=settings.model.context_length,
@@ -60,7 +61,7 @@ def default_engine(
     }
     if max_tokens is not None:
         overrides["max_tokens"] = max_tokens
-    return ContextCompressor.from_settings(settings, context_length=window.tokens, **overrides)
+    return configured_engine(settings, model, window.tokens, overrides)
 
 
 def use_callers_window(engine: ContextEngine, model_name: str, context_length: int | None) -> None:

@@ -20,6 +20,7 @@ from ..messages.content import (
     role_of,
     tool_calls_of,
 )
+from ..messages.native import CARRIED_KEYS
 from .markers import (
     COMPACTION_NOTE,
     COMPACTION_STUB_RESULT,
@@ -39,7 +40,9 @@ __all__ = [
 ]
 
 Role = Literal["user", "assistant"]
-_KEPT_INTERNAL_KEYS = frozenset({SUMMARY_FLAG, SUMMARY_USER_TURN_FLAG})
+# Summary flags, and the opaque provider items a kept message carries (a native compaction,
+# reasoning): they belong to the message, which the provider expects back verbatim.
+_KEPT_INTERNAL_KEYS = frozenset({SUMMARY_FLAG, SUMMARY_USER_TURN_FLAG, *CARRIED_KEYS})
 _SYSTEM_ROLES = frozenset({"system", "developer"})
 STRIPPED_CALL_TEXT = "(tool call removed)"
 

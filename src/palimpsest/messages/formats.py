@@ -30,7 +30,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import TranscriptError
-from .content import ROLES, Message, strip_internal_keys
+from .content import ROLES, Message
 from .formats_aider import AIDER
 from .formats_chat import MINI_SWE_AGENT, OPENAI, SWE_AGENT
 from .formats_claude import CLAUDE_CODE
@@ -39,6 +39,7 @@ from .formats_common import ConversionError, Notes
 from .formats_openhands import OPENHANDS
 from .formats_parse import DEFAULT_MAX_INPUT_BYTES, Document, Source, json_kind, parse, read_source
 from .formats_spec import Fit, Reader
+from .native import for_request
 
 __all__ = [
     "DEFAULT_MAX_INPUT_BYTES",
@@ -154,8 +155,10 @@ def detect_format_of(data: Any, name: str = "") -> str:
 
 
 def dump_transcript(messages: list[Message]) -> str:
-    """Messages as a pretty JSON list (internal ``_`` keys removed), loadable as ``openai``."""
-    clean = [strip_internal_keys(m) if isinstance(m, Mapping) else m for m in messages]
+    """Messages as a pretty JSON list, loadable as ``openai``: internal ``_`` keys removed
+    except the opaque provider items a native compaction left (:data:`.native.CARRIED_KEYS`),
+    so an exported session imports with them and a resumed one continues from them."""
+    clean = [for_request([m])[0] if isinstance(m, Mapping) else m for m in messages]
     return json.dumps(clean, indent=2, ensure_ascii=False, default=_jsonable)
 
 

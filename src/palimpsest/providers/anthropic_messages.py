@@ -18,6 +18,8 @@ import json
 from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
+from ..messages import role_of
+from ..messages.native import ANTHROPIC_BLOCKS_KEY, latest_native_compaction
 from ..usage import reported_usage
 from .base import Completion
 from .caching import caching_enabled
@@ -30,7 +32,16 @@ from .convert import (
 )
 from .sdk_base import SdkChatModel
 
-__all__ = ["ANTHROPIC_ERRORS", "DEFAULT_MAX_TOKENS", "AnthropicChatModel"]
+__all__ = [
+    "ANTHROPIC_ERRORS",
+    "COMPACTION_BETA",
+    "DEFAULT_MAX_TOKENS",
+    "AnthropicChatModel",
+    "blocks_in_place",
+]
+
+COMPACTION_BETA = "compact-2026-09-04"
+"""The beta of the ``compaction`` request parameter and of sending its block back."""
 
 DEFAULT_MAX_TOKENS = 4096
 """Sent when the caller gives no ``max_tokens``; the Messages API requires one."""
@@ -138,6 +149,9 @@ class AnthropicChatModel(SdkChatModel):
         provider: str = "anthropic",
     ) -> None:
         self.default_max_tokens = default_max_tokens
+        self.last_tools: list[dict[str, Any]] | None = None
+        """The tools (OpenAI format) of the last request that had any: a compaction
+        request sends them too, as the conversation it summarizes was held with them."""
         if prompt_caching is None:
             # The native Messages API caches whatever name the route goes by.
             prompt_caching = caching_enabled(model, "anthropic", base_url)
@@ -166,7 +180,8 @@ class AnthropicChatModel(SdkChatModel):
         options: Mapping[str, Any],
     ) -> dict[str, Any]:
         """The keyword arguments for ``messages.create`` (no I/O)."""
-        msgs = self._outgoing(messages)
+        carried = blocks_in_place(messages)
+        msgs = self._outgoing(carried)
         system, converted = openai_to_anthropic(msgs)
         request: dict[str, Any] = {
             "model": self.model,
@@ -177,6 +192,7 @@ class AnthropicChatModel(SdkChatModel):
             request["system"] = system
         if tools:
             request["tools"] = openai_tools_to_anthropic(tools)
+            self.last_tools = [dict(t) for t in tools]
         extra = {**self.default_options, **options}
         if "stop" in extra:
             stop = extra.pop("stop")
@@ -186,6 +202,14 @@ class AnthropicChatModel(SdkChatModel):
             if extra["tool_choice"] is None:
                 del extra["tool_choice"]
         request.update(extra)
+        if any(ANTHROPIC_BLOCKS_KEY in m for m in messages):
+            # a compaction block goes back under the beta that made it
+            headers = dict(request.get("extra_headers") or {})
+            betas = [b for b in str(headers.get("anthropic-beta", "")).split(",") if b]
+            if COMPACTION_BETA not in betas:
+                betas.append(COMPACTION_BETA)
+            headers["anthropic-beta"] = ",".join(betas)
+            request["extra_headers"] = headers
         return request
 
     def parse_response(self, response: Any) -> Completion:
@@ -212,6 +236,29 @@ class AnthropicChatModel(SdkChatModel):
     def _approx_system_text(self, request: Mapping[str, Any]) -> str:
         # ``system`` may be a list of blocks; the rough count reads its JSON text.
         return json.dumps(request.get("system") or "", ensure_ascii=False)
+
+
+def blocks_in_place(messages: Sequence[Mapping[str, Any]]) -> list[Mapping[str, Any]]:
+    """The messages with each carried Anthropic block (a ``compaction``) sent in place.
+
+    A message under :data:`~palimpsest.messages.native.ANTHROPIC_BLOCKS_KEY` is sent as
+    its blocks (its ``content`` is the readable copy kept for search and summaries), and
+    what came before the newest compaction block is not sent at all: the block stands in
+    for it (system messages stay, they go to ``system``).
+    """
+    start = latest_native_compaction(messages) or 0
+    out: list[Mapping[str, Any]] = []
+    for index, message in enumerate(messages):
+        if index < start and role_of(message) not in ("system", "developer"):
+            continue
+        blocks = message.get(ANTHROPIC_BLOCKS_KEY)
+        if isinstance(blocks, list) and blocks:
+            sent = {k: v for k, v in message.items() if k != ANTHROPIC_BLOCKS_KEY}
+            sent["content"] = [dict(b) for b in blocks if isinstance(b, Mapping)]
+            out.append(sent)
+        else:
+            out.append(message)
+    return out
 
 
 def completion_from_message(message: Any) -> Completion:

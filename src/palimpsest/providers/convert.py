@@ -35,7 +35,15 @@ _DATA_URL = re.compile(r"^data:(?P<type>[^;,]*)(?P<b64>;base64)?,(?P<data>.*)$",
 _TEXT_TYPES = ("text", "input_text", "output_text")
 _IMAGE_TYPES = ("image_url", "input_image")
 # Blocks that are already in Anthropic's shape pass through unchanged.
-_NATIVE_TYPES = ("image", "document", "tool_use", "tool_result", "thinking", "redacted_thinking")
+_NATIVE_TYPES = (
+    "image",
+    "document",
+    "tool_use",
+    "tool_result",
+    "thinking",
+    "redacted_thinking",
+    "compaction",
+)
 _FINISH = {
     "end_turn": "stop",
     "stop_sequence": "stop",

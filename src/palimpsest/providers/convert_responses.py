@@ -22,6 +22,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 from ..messages import call_id, call_name, role_of, tool_calls_of
+from ..messages.native import RESPONSES_ITEMS_KEY, latest_native_compaction
 
 __all__ = [
     "RESPONSES_ITEMS_KEY",
@@ -31,10 +32,6 @@ __all__ = [
     "tools_to_responses",
 ]
 
-RESPONSES_ITEMS_KEY = "_responses_items"
-"""An assistant message's opaque Responses items (``reasoning``, ``compaction``), in order,
-to be sent back before that message's own text and calls. Internal: never sent to a Chat
-endpoint (``for_provider`` drops ``_``-prefixed keys)."""
 
 _TEXT_TYPES = ("text", "input_text", "output_text")
 _IMAGE_TYPES = ("image_url", "input_image")
@@ -101,9 +98,17 @@ def _arguments(call: Mapping[str, Any]) -> str:
 
 
 def messages_to_input(messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
-    """Chat messages as a Responses ``input`` list (system messages stay in place)."""
+    """Chat messages as a Responses ``input`` list (system messages stay in place).
+
+    When an assistant message carries a ``compaction`` item, what came before it (except
+    system messages) is not sent: the item carries that context forward (the compaction
+    guide's advice for stateless input chaining), so the request stays small.
+    """
+    start = latest_native_compaction(messages) or 0
     items: list[dict[str, Any]] = []
-    for message in messages:
+    for index, message in enumerate(messages):
+        if index < start and role_of(message) not in ("system", "developer"):
+            continue
         role = role_of(message)
         if role == "tool":
             output = message.get("content")

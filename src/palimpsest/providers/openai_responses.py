@@ -21,7 +21,15 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..errors import ProviderError
+from ..errors import (
+    AuthError,
+    ContextOverflowError,
+    OutputLimitError,
+    ProviderError,
+    QuotaError,
+    RateLimitError,
+)
+from ..safety.redact import redact
 from ..usage import reported_usage
 from .base import Completion
 from .convert_responses import (
@@ -128,6 +136,9 @@ class OpenAIResponsesModel(SdkChatModel):
         default_headers: Mapping[str, str] | None = None,
     ) -> None:
         self.store = store
+        self.native_refusal: str | None = None
+        """Why the server refused ``context_management`` (it was then dropped and the
+        request sent again without it); ``None`` while it has not."""
         super().__init__(
             model,
             base_url=base_url,
@@ -166,6 +177,53 @@ class OpenAIResponsesModel(SdkChatModel):
         if max_tokens is not None:
             request["max_output_tokens"] = max_tokens
         return request
+
+    def complete(
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]] | None = None,
+        max_tokens: int | None = None,
+        **options: Any,
+    ) -> Completion:
+        try:
+            return super().complete(messages, tools, max_tokens, **options)
+        except ProviderError as exc:
+            if not self._drop_refused_compaction(exc):
+                raise
+        return super().complete(messages, tools, max_tokens, **options)
+
+    async def acomplete(
+        self,
+        messages: Sequence[dict[str, Any]],
+        tools: Sequence[dict[str, Any]] | None = None,
+        max_tokens: int | None = None,
+        **options: Any,
+    ) -> Completion:
+        try:
+            return await super().acomplete(messages, tools, max_tokens, **options)
+        except ProviderError as exc:
+            if not self._drop_refused_compaction(exc):
+                raise
+        return await super().acomplete(messages, tools, max_tokens, **options)
+
+    def _drop_refused_compaction(self, exc: ProviderError) -> bool:
+        """Whether ``exc`` is the server refusing server-side compaction (an unsupported
+        model, route or parameter); if so the parameter is dropped for good and the
+        caller sends the request again without it."""
+        if "context_management" not in self.default_options:
+            return False
+        if isinstance(
+            exc, ContextOverflowError | OutputLimitError | RateLimitError | AuthError | QuotaError
+        ):
+            return False
+        if exc.status_code not in (400, 404, 422):
+            return False
+        text = f"{exc} {exc.body or ''}".lower()
+        if "context_management" not in text and "compact" not in text:
+            return False
+        del self.default_options["context_management"]
+        self.native_refusal = redact(str(exc))
+        return True
 
     def _outgoing_keep_items(self, messages: Sequence[Mapping[str, Any]]) -> list[dict[str, Any]]:
         """The messages as sent, but with the opaque items that ``for_provider`` would drop."""
