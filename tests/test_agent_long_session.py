@@ -35,6 +35,7 @@ from palimpsest.agent.tools import Tool
 from palimpsest.memory.manager import MemoryManager
 from palimpsest.memory.store import MemoryStore
 from palimpsest.messages import validate_transcript
+from palimpsest.messages.markers import LEDGER_HEADER, REHYDRATION_HEADER, TODO_SNAPSHOT_HEADER
 from palimpsest.messages.reading import read_transcript
 from palimpsest.providers.base import Completion
 from palimpsest.storage.sessions import SessionStore
@@ -148,12 +149,16 @@ class Script:
         self.failures: list[str] = []
         self.overflowed = False
         self.flushes = 0
+        self.schema_tokens = 0  # the tool schemas' share of every request, set once known
 
     def __call__(self, messages: list[dict[str, Any]]) -> Completion:
         reply = self._reply(messages)
-        # usage as a real provider reports it: the prompt's real size (exact o200k here)
+        # usage as a real provider reports it: the prompt's real size (exact o200k here),
+        # tool schemas included (the callable sees only the messages)
         reply.usage = CanonicalUsage(
-            input_tokens=self.exact.count_messages(messages), output_tokens=50, raw_usage={}
+            input_tokens=self.exact.count_messages(messages) + self.schema_tokens,
+            output_tokens=50,
+            raw_usage={},
         )
         return reply
 
@@ -166,7 +171,10 @@ class Script:
             self.log.append("flush")
             note = {"action": "add", "target": "memory", "content": f"flush note {self.flushes}"}
             return _calls(("memory", note, f"m{self.flushes}"))
-        if last.get("role") == "user":
+        synthetic = str(last.get("content", "")).startswith(
+            (LEDGER_HEADER, REHYDRATION_HEADER, TODO_SNAPSHOT_HEADER)
+        )  # what the agent re-injects after a compaction is not a new request
+        if last.get("role") == "user" and not synthetic:
             if (
                 self.turn >= OVERFLOW_AT
                 and not self.overflowed
@@ -235,6 +243,7 @@ def test_three_hundred_turns_in_a_16k_window(tmp_path: Path, steps: list[dict[st
         context_length=WINDOW,
         workdir=workdir,
     )
+    script.schema_tokens = script.exact.count_request([], tools=agent.tools.schemas())
     first_session = agent.session_id
     compactions: list[CompactionEvent] = []
     ends: list[TurnEnd] = []

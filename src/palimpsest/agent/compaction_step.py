@@ -435,11 +435,19 @@ def _rehydrate(
     agent: AgentState, compacted: list[dict[str, Any]], before_tokens: int, path: CompactionPath
 ) -> None:
     """Re-attach the files the agent wrote last (:mod:`.rehydrate`) after the ledger, in
-    the room the compaction leaves below ``before_tokens`` (it must still shrink)."""
+    the room the compaction leaves below ``before_tokens`` (it must still shrink) and below
+    the size it aimed for (:meth:`AgentState.aim_compaction`: the rest is the room the next
+    tool rounds need; without that cap a 16K window overflowed one round later)."""
     budget = RehydrationBudget.from_settings(agent.settings.compression, agent.context_length)
     if budget.files <= 0 or agent.ledger.workdir is None or not agent.ledger.files_modified():
         return  # nothing to attach: not even a measurement
-    room = before_tokens - estimate_messages_tokens_rough(compacted) - 1
+    if path == "reactive":
+        return  # the provider just refused the request as too long: every token goes
+    after = estimate_messages_tokens_rough(compacted)
+    room = before_tokens - after - 1
+    aim = getattr(agent.compressor, "compaction_target_tokens", None)
+    if isinstance(aim, int) and aim > 0:
+        room = min(room, aim - after)
     files = rehydration_message(agent.ledger, budget, room)
     if files is None:
         return
