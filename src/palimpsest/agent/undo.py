@@ -47,8 +47,10 @@ def _record_from_store(agent: AgentState) -> UndoRecord | None:
     parent = chain[-2]
     before = [dict(m) for m in store.get_messages(parent)]
     seeds = store.seed_message_count(sid)
-    if not before or before == agent.messages[:seeds]:
-        return None  # this session is itself a restored copy: nothing was compacted
+    if not before or agent.messages[: len(before)] == before:
+        # this session is itself a restored copy (its parent's messages, then whatever
+        # was said between the compaction and the undo): nothing was compacted
+        return None
     row = store.get_session(parent) or {}
     return UndoRecord(
         before=before,
