@@ -162,7 +162,7 @@ class CompressionSettings(_Section):
     """``palimpsest compress`` refuses input files larger than this many MiB."""
     summary_model: str | None = None
     """Legacy spelling of ``auxiliary.compression.model``."""
-    in_place: bool = False
+    in_place: bool = True
     """After a compaction the session keeps its id and the old messages are archived in it
     (searchable, restored by ``/undo``), instead of a continuation session (docs/compaction.md)."""
     hygiene_threshold: float = 0.85
