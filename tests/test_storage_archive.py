@@ -17,6 +17,7 @@ from palimpsest.storage.archive import (
     in_place_compactions,
     in_place_count,
     last_in_place,
+    original_messages,
     searchable_messages,
     undo_in_place,
 )
@@ -151,3 +152,17 @@ def test_undoing_every_compaction_gives_back_everything_said(
             assert undo_in_place(store, sid) is not None
         assert store.get_messages(sid) == said
         assert archived_messages(store, sid) == []
+
+
+def test_a_chain_export_gives_the_original_history_of_an_in_place_session(
+    store: SessionStore,
+) -> None:
+    sid = started(store)
+    archive_in_place(store, sid, [SUMMARY, OLD[1]], system_prompt=None, system_prompt_before=None)
+    store.append_messages(sid, [msg("user", "next")])
+    archive_in_place(store, sid, [SUMMARY], system_prompt=None, system_prompt_before=None)
+    store.append_messages(sid, [msg("assistant", "last")])
+    said = [*OLD, msg("user", "next"), msg("assistant", "last")]
+    assert original_messages(store, sid) == said
+    assert store.export_session(sid, chain=True) == said
+    assert store.export_session(sid) == [SUMMARY, msg("assistant", "last")]  # the live rows

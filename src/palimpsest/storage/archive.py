@@ -25,18 +25,24 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any, Protocol
 
 import apsw
 
 from ..errors import SessionNotFoundError
 from ..messages import Message
 from .codec import MESSAGE_COLUMNS, call_names, count_tool_calls, decode_row, encode_message
-from .db import rows
+from .db import Database, rows
 from .writes import insert_messages, session_exists
 
-if TYPE_CHECKING:
-    from .sessions import SessionStore
+
+class SessionStore(Protocol):
+    """What these functions need of a :class:`~.sessions.SessionStore` (its database);
+    named so, and not imported, so that sessions -> transfer -> archive is no cycle."""
+
+    @property
+    def database(self) -> Database: ...
+
 
 __all__ = [
     "ArchivedCompaction",
@@ -45,6 +51,7 @@ __all__ = [
     "in_place_compactions",
     "in_place_count",
     "last_in_place",
+    "original_messages",
     "searchable_messages",
     "undo_in_place",
 ]
@@ -212,6 +219,22 @@ def searchable_messages(store: SessionStore, session_id: str) -> list[Message]:
             con.execute(
                 f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM messages WHERE session_id = ?"
                 " AND (active = 1 OR compacted = 1) ORDER BY id",
+                (session_id,),
+            )
+        )
+    return [decode_row(row) for row in found]
+
+
+def original_messages(store: SessionStore, session_id: str) -> list[Message]:
+    """What was said in the session, in order, whatever its in-place compactions did: the
+    live and archived rows, without the compacted copies they wrote (summaries and the
+    head and tail they repeat) and without undone rows. A session never compacted in place
+    gives its live rows."""
+    with store.database.reader() as con:
+        found = rows(
+            con.execute(
+                f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM messages WHERE session_id = ?"
+                " AND (active = 1 OR compacted = 1) AND written_in IS NULL ORDER BY id",
                 (session_id,),
             )
         )
