@@ -15,8 +15,9 @@ compact). Then, for each run:
 * **undo**: ``/undo`` on that resumed agent must give back the last compaction's
   messages, in memory and in the store.
 
-Run: ``python benchmarks/compaction_modes.py [--data ../shared/data/transcripts]
-[--share 0.75] [--probes 10]``. docs/compaction.md quotes the result.
+Run: ``python benchmarks/compaction_modes.py [--data DIR] [--share 0.75] [--probes 10]``
+(``DIR`` defaults to tests/data/transcripts, the copies of ../shared/data/transcripts).
+docs/compaction.md quotes the result.
 """
 
 from __future__ import annotations
@@ -172,9 +173,12 @@ def main() -> None:
     parser.add_argument("--probes", type=int, default=10)
     args = parser.parse_args()
     logging.getLogger("palimpsest").setLevel(logging.ERROR)  # the compressor's status lines
+    found = transcripts(args.data)
+    if not found:
+        parser.error(f"no transcripts under {args.data} (folders {', '.join(SETS)})")
     rows = [
         run_one(path, in_place, args.share, args.probes)
-        for path in transcripts(args.data)
+        for path in found
         for in_place in (False, True)
     ]
     header = (
