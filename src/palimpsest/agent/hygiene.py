@@ -143,6 +143,7 @@ class HygieneResult:
 @dataclass(frozen=True)
 class _Attempt:
     rotated: bool
+    """The store recorded the compaction: a continuation, or the session archived in place."""
     session_id: str
     locked: bool
     why: str

@@ -34,7 +34,7 @@ log = logging.getLogger("palimpsest.agent")
 
 def in_place_enabled(agent: AgentState) -> bool:
     """Does this agent compact in place (``compression.in_place``)?"""
-    return bool(getattr(agent.settings.compression, "in_place", False))
+    return bool(agent.settings.compression.in_place)
 
 
 def archive_step(
