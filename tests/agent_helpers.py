@@ -14,12 +14,17 @@ from typing import Any
 from palimpsest import ScriptedChatModel
 from palimpsest.agent.loop import Agent
 from palimpsest.compaction.compressor import ContextCompressor
+from palimpsest.config import CompressionSettings, Settings
 from palimpsest.memory.manager import MemoryManager
 from palimpsest.memory.providers import MemoryProvider
 from palimpsest.memory.store import MemoryStore
 from palimpsest.providers.base import Completion
 from palimpsest.storage.sessions import SessionStore
 from palimpsest.usage import CanonicalUsage
+
+ROTATION = Settings(compression=CompressionSettings(in_place=False))
+"""Settings for a test about rotation (a continuation session per compaction); the default
+compacts in place (compression.in_place)."""
 
 
 def user(text: str) -> dict[str, Any]:

@@ -9,7 +9,7 @@ import time
 from pathlib import Path
 from typing import Any
 
-from agent_helpers import compressor, history, make_agent, memory_manager
+from agent_helpers import ROTATION, compressor, history, make_agent, memory_manager
 from palimpsest import ScriptedChatModel
 from palimpsest.agent.events import CompactionEvent, TurnEnd
 from palimpsest.agent.flush import FLUSH_MESSAGE
@@ -66,6 +66,7 @@ def _agent(tmp_path: Path, model: Model, summarizer: SlowSummarizer) -> Any:
         context_length=WINDOW,
         memory=memory_manager(tmp_path / "home"),
         speculative=True,
+        settings=ROTATION,  # the swap is seen as the continuation it starts
     )
 
 

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
+
 from agent_helpers import (
     compressor,
     history,
     make_agent,
     stored,
 )
+from palimpsest.config import CompressionSettings, Settings
 
 
 class TestResume:
@@ -29,15 +32,23 @@ class TestResume:
         assert agent.session_id == "my-session"
         assert agent.store.get_session("my-session") is not None  # type: ignore[union-attr]
 
-    def test_resume_lands_on_the_tip_after_a_compaction(self, tmp_path: Path):
+    @pytest.mark.parametrize("in_place", [False, True], ids=["rotation", "in_place"])
+    def test_resume_lands_on_the_tip_after_a_compaction(self, tmp_path: Path, in_place: bool):
+        mode = Settings(compression=CompressionSettings(in_place=in_place))
         agent = make_agent(
-            tmp_path, messages=history(12), compressor=compressor(), context_length=None
+            tmp_path,
+            messages=history(12),
+            compressor=compressor(),
+            context_length=None,
+            settings=mode,
         )
         root = agent.session_id
         agent.compress()
         tip = agent.session_id
-        assert tip != root
-        again = make_agent(tmp_path, store=agent.store, session_id=root, compressor=compressor())
+        assert (tip == root) is in_place
+        again = make_agent(
+            tmp_path, store=agent.store, session_id=root, compressor=compressor(), settings=mode
+        )
         assert again.session_id == tip and again.messages == agent.messages
         assert again.compressor.compression_count == 1
 

@@ -6,7 +6,16 @@ from pathlib import Path
 
 import pytest
 
-from agent_helpers import answer, call, calls, compressor, history, make_agent, memory_manager
+from agent_helpers import (
+    ROTATION,
+    answer,
+    call,
+    calls,
+    compressor,
+    history,
+    make_agent,
+    memory_manager,
+)
 from palimpsest import ScriptedChatModel
 from palimpsest.agent.commands import NOTHING_TO_COMPRESS, parse_command
 from palimpsest.agent.events import CompactionEvent
@@ -37,7 +46,9 @@ def test_not_a_command_returns_none_and_unknown_is_explained(tmp_path: Path):
 
 class TestCompress:
     def test_reply_and_rotation(self, tmp_path: Path):
-        agent = make_agent(tmp_path, messages=history(12), compressor=compressor())
+        agent = make_agent(
+            tmp_path, messages=history(12), compressor=compressor(), settings=ROTATION
+        )
         old = agent.session_id
         result = agent.command("/compress parser modules")
         assert result is not None

@@ -9,6 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from agent_helpers import (
+    ROTATION,
     call,
     calls,
     compressor,
@@ -69,7 +70,7 @@ def test_the_summarizer_is_told_what_the_ledger_carries(tmp_path: Path):
 
 
 def test_a_store_failure_at_the_split_keeps_the_compacted_list(tmp_path: Path):
-    agent = make_agent(tmp_path, messages=history(12), compressor=compressor())
+    agent = make_agent(tmp_path, messages=history(12), compressor=compressor(), settings=ROTATION)
     sid = agent.session_id
     assert agent.store is not None and sid is not None
     agent.store.delete_session(sid)  # the continuation cannot find its parent now
@@ -127,7 +128,7 @@ def test_async_turn_compacts_through_the_same_flow(tmp_path: Path):
 
 
 def test_the_continuation_takes_the_next_lineage_title(tmp_path: Path):
-    agent = make_agent(tmp_path, messages=history(12), compressor=compressor())
+    agent = make_agent(tmp_path, messages=history(12), compressor=compressor(), settings=ROTATION)
     assert agent.store is not None and agent.session_id is not None
     agent.store.set_session_title(agent.session_id, "Build API")
     agent.compress()

@@ -26,6 +26,7 @@ from typing import Any
 
 import pytest
 
+from agent_helpers import ROTATION
 from palimpsest import ContextOverflowError, ScriptedChatModel, load_transcript
 from palimpsest.agent.events import CompactionEvent, TurnEnd
 from palimpsest.agent.flush import FLUSH_MESSAGE
@@ -242,6 +243,7 @@ def test_three_hundred_turns_in_a_16k_window(tmp_path: Path, steps: list[dict[st
         memory=memory,
         context_length=WINDOW,
         workdir=workdir,
+        settings=ROTATION,  # the chain of continuations is checked below
     )
     script.schema_tokens = script.exact.count_request([], tools=agent.tools.schemas())
     first_session = agent.session_id
@@ -314,6 +316,7 @@ def test_three_hundred_turns_in_a_16k_window(tmp_path: Path, steps: list[dict[st
         memory=MemoryManager(MemoryStore(home), home=home),
         context_length=WINDOW,
         session_id=chain[-1],
+        settings=ROTATION,
     )
     assert again.session_id == chain[-1]
     assert again.compressor.ineffective_compression_count == 2  # type: ignore[attr-defined]

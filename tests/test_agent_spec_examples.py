@@ -15,6 +15,7 @@ from typing import Any
 import pytest
 
 from agent_helpers import (
+    ROTATION,
     RecordingProvider,
     answer,
     asst,
@@ -302,7 +303,12 @@ class TestAfterCompaction:
         memory = memory_manager(tmp_path / "home", provider)
         engine = Recording(8_000, threshold_percent=0.5, protect_last_n=4, quiet_mode=True)
         agent = make_agent(
-            tmp_path, messages=history(12), compressor=engine, memory=memory, context_length=None
+            tmp_path,
+            messages=history(12),
+            compressor=engine,
+            memory=memory,
+            context_length=None,
+            settings=ROTATION,
         )
         a = agent.session_id
         agent.compress()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_helpers import answer, asst, compressor, history, make_agent, stored, user
+from agent_helpers import ROTATION, answer, asst, compressor, history, make_agent, stored, user
 from palimpsest.agent.commands import run_command
 from palimpsest.agent.compaction_step import manual_compaction
 from palimpsest.agent.driver import drain
@@ -54,6 +54,7 @@ def test_steps_run_on_the_state_without_the_loop(tmp_path: Path) -> None:
         messages=history(12),
         compressor=compressor(8_000),
         speculative=False,
+        settings=ROTATION,
     )
     first = agent.session_id
     _events, outcome = drain(agent.model, manual_compaction(agent, "parser"))

@@ -4,14 +4,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from agent_helpers import compressor, history, make_agent
+from agent_helpers import ROTATION, compressor, history, make_agent
 from palimpsest.storage.sessions import SessionStore
 
 
 class TestUndo:
     def test_undo_restores_the_originals_and_records_it(self, tmp_path: Path):
         msgs = history(12)
-        agent = make_agent(tmp_path, ["after undo"], messages=msgs, compressor=compressor())
+        agent = make_agent(
+            tmp_path, ["after undo"], messages=msgs, compressor=compressor(), settings=ROTATION
+        )
         root = agent.session_id
         agent.compress()
         compacted = agent.session_id

@@ -52,9 +52,9 @@ def test_the_shared_transcripts_are_there() -> None:
 def test_every_transcript_replays_into_a_valid_chain(path: Path, tmp_path: Path) -> None:
     db = tmp_path / "replay.db"
     window = _window(path)
-    result = runner.invoke(
-        app, ["replay", str(path), "--context-length", str(window), "--db", str(db), "--json"]
-    )
+    args = ["replay", str(path), "--context-length", str(window), "--db", str(db), "--json"]
+    # the chain of continuations is what is checked
+    result = runner.invoke(app, [*args, "--compaction-mode", "rotation"])
     assert result.exit_code == 0, result.output
     records = _records(result.stdout)
     kinds = [r["event"] for r in records]
@@ -157,6 +157,8 @@ def test_the_text_timeline(tmp_path: Path) -> None:
             str(_window(path)),
             "--db",
             str(tmp_path / "r.db"),
+            "--compaction-mode",
+            "rotation",
         ],
     )
     assert result.exit_code == 0, result.output
@@ -278,3 +280,51 @@ def test_log_records_go_through_the_timeline(tmp_path: Path) -> None:
     assert logs and all(r["level"] in ("info", "warning") for r in logs)
     verbose = runner.invoke(app, [*args, "--verbose"])
     assert "  log: Cannot compress: only" in verbose.output
+
+
+@pytest.mark.parametrize("path", TRANSCRIPTS, ids=lambda p: p.name)
+def test_both_compaction_modes_replay_the_same_talk_into_different_sessions(
+    path: Path, tmp_path: Path
+) -> None:
+    """Issue 24: the timeline shows the mode; rotation makes one session per compaction
+    more, in place keeps one session, and the conversation itself is the same."""
+    window = str(_window(path))
+    runs: dict[str, list[dict[str, Any]]] = {}
+    for mode in ("rotation", "in-place"):
+        db = tmp_path / f"{mode}.db"
+        args = ["replay", str(path), "--context-length", window, "--db", str(db), "--json"]
+        result = runner.invoke(app, [*args, "--compaction-mode", mode])
+        assert result.exit_code == 0, result.output
+        runs[mode] = _records(result.stdout)
+    totals = {mode: records[-1] for mode, records in runs.items()}
+    rotation, in_place = totals["rotation"], totals["in-place"]
+    assert runs["rotation"][0]["compaction_mode"] == rotation["compaction_mode"] == "rotation"
+    assert runs["in-place"][0]["compaction_mode"] == in_place["compaction_mode"] == "in_place"
+    assert rotation["compactions"] == in_place["compactions"]
+    assert rotation["final_messages"] == in_place["final_messages"]
+    assert rotation["sessions_created"] == 1 + rotation["compactions"]
+    assert in_place["sessions_created"] == 1
+    for mode, expected in (("rotation", "rotation"), ("in-place", "in_place")):
+        done = [r for r in runs[mode] if r["event"] == "compaction" and r["compacted"]]
+        assert len(done) == totals[mode]["compactions"]
+        assert all(r["mode"] == expected for r in done)
+    sessions = [r for r in runs["in-place"] if r["event"] == "session"]
+    assert len(sessions) == 1 and sessions[0]["session_id"] == in_place["final_session_id"]
+    if in_place["compactions"]:
+        assert sessions[0]["archived_messages"] > 0
+        with SessionStore(tmp_path / "in-place.db") as store:
+            validate_transcript(store.get_messages(sessions[0]["session_id"]), path="live")
+
+
+def test_the_text_timeline_names_the_mode(tmp_path: Path) -> None:
+    path = REAL_TRANSCRIPTS / "swe-agent" / "pydicom-1458__gpt4_default.traj"
+    args = ["replay", str(path), "--context-length", str(_window(path))]
+    result = runner.invoke(
+        app, [*args, "--db", str(tmp_path / "r.db"), "--compaction-mode", "in-place"]
+    )
+    assert result.exit_code == 0, result.output
+    assert "compaction in place" in result.stdout
+    assert ", in place): " in result.stdout and "(earlier messages archived in it)" in result.stdout
+    assert "1 session created (in place)" in result.stdout
+    bad = runner.invoke(app, ["replay", str(path), "--compaction-mode", "sideways"])
+    assert bad.exit_code == 2

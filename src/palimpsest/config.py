@@ -165,6 +165,9 @@ class CompressionSettings(_Section):
     """``palimpsest compress`` refuses input files larger than this many MiB."""
     summary_model: str | None = None
     """Legacy spelling of ``auxiliary.compression.model``."""
+    in_place: bool = True
+    """After a compaction the session keeps its id and the old messages are archived in it
+    (searchable, restored by ``/undo``), instead of a continuation session (docs/compaction.md)."""
     hygiene_threshold: float = 0.85
     """Gateway hygiene compacts a stored session at this fraction of the window (AL-32);
     a value outside (0, 1] falls back to 0.85 (AL-35)."""

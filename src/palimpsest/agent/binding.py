@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..errors import PalimpsestError
 from ..messages import role_of
+from ..storage.archive import in_place_count
 from ..storage.sessions import new_session_id
 from .ledger import StateLedger
 from .persistence import load_guards, read_guards, save_guards
@@ -37,7 +38,8 @@ def bind_session(agent: AgentState, session_id: str | None, *, fresh: bool = Fal
         if row.get("ended_at") is not None and row.get("end_reason") != "compression":
             store.reopen_session(sid)
         agent.messages = [dict(m) for m in store.get_messages(sid)]
-        agent.compressor.compression_count = max(0, len(store.compression_chain(sid)) - 1)
+        rotations = max(0, len(store.compression_chain(sid)) - 1)
+        agent.compressor.compression_count = rotations + in_place_count(store, sid)
         agent.system_prompt = str(row.get("system_prompt") or "")
         agent.turn = sum(1 for m in agent.messages if role_of(m) == "user")
         agent.restore_state(sid)

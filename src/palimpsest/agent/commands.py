@@ -88,6 +88,11 @@ def _compress(agent: AgentState, focus: str) -> CommandResult:
         lines.append(f"Reason: {outcome.event.reason}")
     if outcome.event.parent_session_id:
         lines.append(f"Session continues as {agent.session_id}.")
+    elif outcome.event.mode == "in_place":
+        lines.append(
+            f"Session {agent.session_id} keeps its id; the earlier messages are archived in "
+            "it (session_search finds them, /undo restores them)."
+        )
     return CommandResult("/compress", "\n".join(lines), events)
 
 

@@ -42,8 +42,9 @@ from .ahead import take
 from .binding import switch_session
 from .checkpoint_gate import BLOCKED_CODE, RETRY_NEXT_TURN, blocked_message, required_checkpoint
 from .driver import Flow, Offload
-from .events import CompactionEvent, CompactionPath, WarningEvent
+from .events import CompactionEvent, CompactionMode, CompactionPath, WarningEvent
 from .flush import FlushResult
+from .in_place import archive_step, in_place_enabled
 from .ledger import LEDGER_HEADER
 from .lock import busy_message, holder_id, release_compression_lock, take_compression_lock
 from .persistence import save_guards
@@ -389,9 +390,21 @@ def _finish(
         compression_count=engine.compression_count, reload_memory=True
     )
 
-    # 5. The split: a continuation holds the whole compacted list.
+    # 5. The split: a continuation holds the whole compacted list (or, in place, the
+    # session keeps its id and archives the rows it had: .in_place).
     old_id = agent.session_id
-    new_id = yield from _split(agent, old_id, compacted_list)
+    in_place = in_place_enabled(agent)
+    mode: CompactionMode | None = None
+    if in_place:
+        new_id = old_id
+        stored = yield from archive_step(
+            agent, old_id, compacted_list, prompt_before=prompt_before, count_before=count_before
+        )
+        mode = "in_place" if stored else None
+    else:
+        new_id = yield from _split(agent, old_id, compacted_list)
+        rotated = agent.store is not None and new_id is not None and new_id != old_id
+        mode = "rotation" if rotated else None
     # 6. Notifications, and the guards on the new row.
     switch_session(agent, new_id, old_id, compacted_list, "compression")
     agent.undo = UndoRecord(
@@ -402,6 +415,7 @@ def _finish(
         compression_count_before=count_before,
         previous_summary_before=previous_summary,
         system_prompt_before=prompt_before,
+        in_place=in_place,
     )
 
     after_tokens = estimate_messages_tokens_rough(compacted_list)
@@ -417,6 +431,7 @@ def _finish(
         reason=redact(facts["failure_reason"]) if facts["fallback_used"] else None,
         fallback_used=facts["fallback_used"],
         seconds=time.perf_counter() - started,
+        mode=mode,
     )
     yield event
     # 7. Host-only warnings (never in the messages, CC-119).

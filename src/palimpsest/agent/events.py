@@ -18,6 +18,7 @@ from ..usage import CanonicalUsage
 __all__ = [
     "AgentEvent",
     "CompactionEvent",
+    "CompactionMode",
     "CompactionPath",
     "TextDelta",
     "ToolCallEvent",
@@ -29,6 +30,10 @@ __all__ = [
 
 CompactionPath = Literal["preflight", "after_round", "reactive", "manual", "hygiene", "idle"]
 """Where a compaction came from; the memory flush runs on every one of them (MEM-61)."""
+
+CompactionMode = Literal["rotation", "in_place"]
+"""How the store recorded a compaction: a continuation session (``rotation``) or the old
+rows archived under the same id (``in_place``, ``compression.in_place``)."""
 
 
 @dataclass(frozen=True)
@@ -79,6 +84,9 @@ class CompactionEvent:
     fallback_used: bool = False
     seconds: float = 0.0
     kind: Literal["compaction"] = "compaction"
+    mode: CompactionMode | None = None
+    """How the store recorded it; ``None`` when it did not (no store, a store failure, or
+    nothing compacted)."""
 
 
 @dataclass(frozen=True)

@@ -143,6 +143,7 @@ class HygieneResult:
 @dataclass(frozen=True)
 class _Attempt:
     rotated: bool
+    """The store recorded the compaction: a continuation, or the session archived in place."""
     session_id: str
     locked: bool
     why: str
@@ -325,7 +326,10 @@ class GatewayHygiene:
         finally:
             agent.close()
         new_id = agent.session_id or tip
-        rotated = bool(outcome.compacted) and new_id != tip and self.store.get_session(new_id)
+        in_place = bool(outcome.compacted) and outcome.event.mode == "in_place"
+        rotated = in_place or (
+            bool(outcome.compacted) and new_id != tip and self.store.get_session(new_id)
+        )
         warnings = [e.message for e in events if isinstance(e, WarningEvent)]
         found = [e for e in events if isinstance(e, CompactionEvent)]
         why = (found[-1].reason if found else None) or "; ".join(warnings) or "nothing compacted"

@@ -66,6 +66,8 @@ class UndoRecord:
     compression_count_before: int
     previous_summary_before: str | None
     system_prompt_before: str
+    in_place: bool = False
+    """The compaction archived the rows under the same session id (``compression.in_place``)."""
 
 
 class AgentState:

@@ -24,6 +24,7 @@ from ..storage.sessions import new_session_id
 from .binding import switch_session
 from .compaction_step import UndoRecord
 from .events import AgentEvent, WarningEvent
+from .in_place import record_from_store, undo_in_place_compaction
 
 if TYPE_CHECKING:
     from .state import AgentState
@@ -46,8 +47,10 @@ def _record_from_store(agent: AgentState) -> UndoRecord | None:
     parent = chain[-2]
     before = [dict(m) for m in store.get_messages(parent)]
     seeds = store.seed_message_count(sid)
-    if not before or before == agent.messages[:seeds]:
-        return None  # this session is itself a restored copy: nothing was compacted
+    if not before or agent.messages[: len(before)] == before:
+        # this session is itself a restored copy (its parent's messages, then whatever
+        # was said between the compaction and the undo): nothing was compacted
+        return None
     row = store.get_session(parent) or {}
     return UndoRecord(
         before=before,
@@ -62,9 +65,13 @@ def _record_from_store(agent: AgentState) -> UndoRecord | None:
 
 def undo_last_compaction(agent: AgentState) -> tuple[str, list[AgentEvent]]:
     """Undo the last compaction; the reply text and any warnings."""
-    record = agent.undo if agent.undo is not None else _record_from_store(agent)
+    record = agent.undo
+    if record is None:  # after a restart: the store's newest compaction, in place first
+        record = record_from_store(agent) or _record_from_store(agent)
     if record is None or record.new_session_id != agent.session_id:
         return NOTHING_TO_UNDO, []
+    if record.in_place:
+        return undo_in_place_compaction(agent, record)
     if agent.speculative is not None:
         agent.speculative.cancel()  # a candidate prepared on the compacted history is stale
     events: list[AgentEvent] = []

@@ -25,6 +25,7 @@ from collections import Counter
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 from dataclasses import dataclass, field
+from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
@@ -43,6 +44,7 @@ from ..agent.replay_model import (
 from ..config import Settings, load_settings
 from ..messages import load_transcript, validate_transcript
 from ..safety.redact import redact
+from ..storage.archive import archived_messages
 from ..storage.sessions import SessionStore
 from .common import CONTEXT_LENGTH_HELP, context_length_of, fail, handle_errors
 from .render import status_figure
@@ -52,7 +54,28 @@ from .terminal_text import for_terminal, json_for_terminal
 if TYPE_CHECKING:
     from ..agent.loop import Agent
 
-__all__ = ["MIN_ITERATIONS", "Timeline", "replay_command", "replay_transcript"]
+__all__ = [
+    "MIN_ITERATIONS",
+    "CompactionModeOption",
+    "Timeline",
+    "replay_command",
+    "replay_transcript",
+    "with_compaction_mode",
+]
+
+
+class CompactionModeOption(StrEnum):
+    """``--compaction-mode``: how the replay's store records a compaction."""
+
+    rotation = "rotation"
+    in_place = "in-place"
+
+
+def with_compaction_mode(settings: Settings, in_place: bool) -> Settings:
+    """``settings`` with ``compression.in_place`` set."""
+    compression = settings.compression.model_copy(update={"in_place": in_place})
+    return settings.model_copy(update={"compression": compression})
+
 
 MIN_ITERATIONS = 50
 """Model rounds a replayed turn may take at least; a longer recorded turn gets its length."""
@@ -122,6 +145,9 @@ def _tokens_text(tokens: int | None, estimated: bool, window: int) -> str:
     return f"{mark}{tokens:,} tokens ({mark}{_percent(tokens, window)}% of {window:,})"
 
 
+_MODE_TEXT = {"rotation": "rotation", "in_place": "in place"}
+
+
 def _compaction_record(turn: int, event: CompactionEvent) -> tuple[dict[str, Any], str]:
     record: dict[str, Any] = {
         "event": "compaction",
@@ -137,18 +163,23 @@ def _compaction_record(turn: int, event: CompactionEvent) -> tuple[dict[str, Any
         "parent_session_id": event.parent_session_id,
         "fallback_used": event.fallback_used,
         "reason": redact(event.reason) if event.reason else None,
+        "mode": event.mode,
     }
     if not event.compacted:
         return record, f"  ⟳ compaction ({event.path}) did not compact: {record['reason'] or '?'}"
     removed = event.before_messages - event.after_messages
     record["messages_removed"] = max(removed, 0)
+    mode = _MODE_TEXT.get(event.mode or "", "not stored")
     text = (
-        f"  ⟳ compaction ({event.path}): {event.before_messages:,} → {event.after_messages:,} "
+        f"  ⟳ compaction ({event.path}, {mode}): "
+        f"{event.before_messages:,} → {event.after_messages:,} "
         f"messages ({f'{removed:,} removed' if removed > 0 else 'none removed'}), "
         f"{event.before_tokens:,} → {event.after_tokens:,} tokens, "
         f"{event.seconds * 1000:.0f} ms"
     )
-    if event.session_id:
+    if event.session_id and event.mode == "in_place":
+        text += f"\n    stays in {event.session_id} (earlier messages archived in it)"
+    elif event.session_id:
         text += f"\n    continues in {event.session_id} (parent {event.parent_session_id or '-'})"
     if event.fallback_used:
         text += " · fallback summary"
@@ -262,11 +293,14 @@ def _chain(store: SessionStore, session_id: str | None, timeline: Timeline) -> l
             "session_id": sid,
             "parent_session_id": row.get("parent_session_id"),
             "title": row.get("title"),
-            "messages": store.message_count(sid),
+            "messages": len(store.get_messages(sid)),
+            "archived_messages": len(archived_messages(store, sid)),
             "end_reason": row.get("end_reason"),
         }
         parent = f" ← {record['parent_session_id']}" if record["parent_session_id"] else ""
         ended = f" · ended: {record['end_reason']}" if record["end_reason"] else ""
+        if record["archived_messages"]:
+            ended = f" (+{record['archived_messages']:,} archived){ended}"
         timeline.add(
             record,
             f"  {sid}{parent} · {record['title'] or '(untitled)'} · "
@@ -282,6 +316,10 @@ def _title(store: SessionStore, session_id: str, title: str) -> None:
         store.set_session_title(session_id, title)
     except ValueError:
         store.set_session_title(session_id, f"{title} {session_id}")
+
+
+def _mode_of(agent: Agent) -> str:
+    return "in_place" if agent.settings.compression.in_place else "rotation"
 
 
 def replay_transcript(
@@ -315,6 +353,7 @@ def replay_transcript(
     )
     if agent.session_id is not None:
         _title(store, agent.session_id, f"replay {name}")
+    sessions_before = store.session_count() - 1  # the agent's first session is this replay's
     totals: Counter[str] = Counter()
     started = time.perf_counter()
     try:
@@ -358,6 +397,8 @@ def replay_transcript(
         "compactions_by_path": {k: v for k, v in compactions.items() if v},
         "turn_errors": totals["turn_errors"],
         "sessions": len(chain),
+        "sessions_created": store.session_count() - sessions_before,
+        "compaction_mode": _mode_of(agent),
         "final_session_id": agent.session_id,
         "final_messages": len(agent.messages),
         "final_tokens": status_figure(status, "used"),
@@ -371,7 +412,8 @@ def replay_transcript(
         f"{_count(record['model_calls'], 'model call')}, "
         f"{_count(record['tool_calls'], 'tool call')}, "
         f"{_count(record['compactions'], 'compaction')}{f' ({by_path})' if by_path else ''}, "
-        f"{_count(record['sessions'], 'session')}, "
+        f"{_count(record['sessions_created'], 'session')} created "
+        f"({_MODE_TEXT[record['compaction_mode']]}), "
         f"{_count(record['turn_errors'], 'turn error')}, {elapsed:.2f} s",
     )
     return record
@@ -410,6 +452,14 @@ def replay_command(
         bool,
         typer.Option("--verbose", help="Also show the library's log messages in the timeline."),
     ] = False,
+    compaction_mode: Annotated[
+        CompactionModeOption | None,
+        typer.Option(
+            "--compaction-mode",
+            help="rotation (a continuation session per compaction) or in-place (the session "
+            "keeps its id); default: compression.in_place from the config.",
+        ),
+    ] = None,
 ) -> None:
     """Replay a transcript's assistant turns through the agent and show its compactions."""
     console = Console(highlight=False, soft_wrap=True)
@@ -417,6 +467,8 @@ def replay_command(
     with handle_errors(), ExitStack() as cleanup:
         cleanup.enter_context(_routed_logs(timeline, verbose))
         settings = load_settings()
+        if compaction_mode is not None:
+            settings = with_compaction_mode(settings, compaction_mode.value == "in-place")
         context_length = context_length_of(context_length, settings.model.context_length)
         messages = load_transcript(transcript)
         validate_transcript(messages, path=str(transcript))
@@ -434,10 +486,12 @@ def replay_command(
                 "style": "native" if script.native else "text",
                 "skipped_messages": script.skipped,
                 "context_length": context_length,
+                "compaction_mode": "in_place" if settings.compression.in_place else "rotation",
             },
             f"replay {transcript.name}: {_count(len(messages), 'message')} as "
             f"{_count(len(script.turns), 'turn')} "
-            f"({style}) into a {context_length:,}-token window",
+            f"({style}) into a {context_length:,}-token window, compaction "
+            f"{'in place' if settings.compression.in_place else 'by rotation'}",
         )
         if db is None and not keep:
             # A replay is an experiment: by default nothing of it lands in the user's own

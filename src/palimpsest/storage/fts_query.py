@@ -186,7 +186,13 @@ def _filters(
     members("m.role", _as_list(role_filter))
     members("s.source", _as_list(source))
     members("s.source", _as_list(exclude_sources), negate=True)
-    members("m.session_id", [str(s) for s in exclude_session_ids], negate=True)
+    excluded = [str(s) for s in exclude_session_ids]
+    if excluded:
+        # The caller's own sessions: their live rows are in its context already, but the
+        # rows an in-place compaction archived (active = 0, compacted = 1) are not.
+        marks = ", ".join("?" for _ in excluded)
+        where.append(f"(m.session_id NOT IN ({marks}) OR (m.active = 0 AND m.compacted = 1))")
+        params.extend(excluded)
     # SS-38: rewound rows (inactive and not compaction-archived) are hidden from search.
     where.append("(m.active = 1 OR m.compacted = 1)")
     return where, params
@@ -348,7 +354,9 @@ def build_search(
     the ``snippet`` column of the index routes empty (``''``) instead of running FTS5's
     ``snippet()``, for callers that make their own from redacted text.
     ``role_filter``, ``source`` and ``exclude_sources`` take a list or a comma-separated
-    string. A blank query gives route ``none``, whose SQL returns no rows.
+    string. ``exclude_session_ids`` leaves out those sessions' live rows, not the rows an
+    in-place compaction archived there. A blank query gives route ``none``, whose SQL
+    returns no rows.
     """
     mode: MatchMode = match or ("any" if match_any else "auto")
     if mode not in ("all", "any", "auto"):

@@ -626,3 +626,37 @@ def m009_history_imports(con: apsw.Connection) -> None:
             ON history_imports(agent, agent_session_id);
         """
     )
+
+
+@migration
+def m010_in_place_compaction(con: apsw.Connection) -> None:
+    """What in-place compaction (``compression.in_place``, SS-38) keeps beside the rows.
+
+    An in-place compaction marks the session's live rows archived (``active = 0,
+    compacted = 1``, still searchable) and writes the compacted list as new live rows of the
+    same session. ``messages.archived_in`` / ``written_in`` name the compaction (its number
+    within the session) that archived a row or wrote it, and ``in_place_compactions``
+    holds one row per compaction: what ``/undo`` needs to put it back after a restart (the
+    system prompt and compaction count from before it) and when it was undone.
+    """
+    columns = {row[1] for row in con.execute("PRAGMA table_info(messages)")}
+    for column in ("archived_in", "written_in"):
+        if column not in columns:
+            con.execute(f"ALTER TABLE messages ADD COLUMN {column} INTEGER")
+    con.execute(
+        """
+        CREATE TABLE IF NOT EXISTS in_place_compactions (
+            session_id TEXT NOT NULL,
+            number INTEGER NOT NULL,
+            compacted_at REAL NOT NULL,
+            archived INTEGER NOT NULL,
+            written INTEGER NOT NULL,
+            compression_count_before INTEGER NOT NULL DEFAULT 0,
+            system_prompt_before TEXT,
+            undone_at REAL,
+            PRIMARY KEY (session_id, number)
+        );
+        CREATE INDEX IF NOT EXISTS idx_messages_archived_in
+            ON messages(session_id, archived_in) WHERE archived_in IS NOT NULL;
+        """
+    )

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ..config import Settings, load_settings
 from ..providers.base import ChatModel
 from ..safety.redact import redact
+from .archive import archived_messages, searchable_messages
 from .fts_query import build_search, clean_query, run_search
 from .ranking import rank_sessions
 from .search_plan import MatchMode
@@ -369,7 +370,14 @@ class SessionSearch:
                 roots[sid] = store.lineage_root(sid)
             return roots[sid]
 
-        for root, sid in rank_sessions(hits, root_of, skip_root=own_root):
+        # The search left out the live rows of the caller's own sessions (in its context
+        # already), not what an in-place compaction archived there: those hits stay, so a
+        # conversation can find what its own compactions took away. The rest of its
+        # lineage (SS-56) is skipped as before.
+        hits = [
+            h for h in hits if str(h["session_id"]) in own or root_of(h["session_id"]) != own_root
+        ]
+        for root, sid in rank_sessions(hits, root_of):
             session = store.get_session(sid)
             if session is None:
                 continue
@@ -392,7 +400,11 @@ class SessionSearch:
         for pick in chosen:
             # every value the session revealed goes from all of it (storage.session_secrets)
             pick.known = secrets[pick.session["id"]]
-            messages = store.get_messages(pick.session["id"])
+            sid = str(pick.session["id"])
+            # own session: only its archive; another: its live and archived rows
+            messages = (
+                archived_messages(store, sid) if sid in own else searchable_messages(store, sid)
+            )
             text = redact(format_conversation(messages, pick.known), pick.known)
             pick.window = truncate_around_matches(text, query, self.window_chars)
             start, end = match_window(text, query, self.preview_chars)

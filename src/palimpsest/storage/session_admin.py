@@ -150,6 +150,7 @@ def delete_sessions(con: apsw.Connection, session_ids: Sequence[str]) -> int:
             "UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id = ?", (sid,)
         )
         con.execute("DELETE FROM messages WHERE session_id = ?", (sid,))
+        con.execute("DELETE FROM in_place_compactions WHERE session_id = ?", (sid,))
         con.execute("DELETE FROM sessions WHERE id = ?", (sid,))
         con.execute(
             "DELETE FROM state_meta WHERE key = ? OR (key LIKE ? AND value = ?)",

@@ -260,6 +260,7 @@ class SessionStore(TokenAccounting):
                 (session_id,),
             )
             con.execute("DELETE FROM messages WHERE session_id = ?", (session_id,))
+            con.execute("DELETE FROM in_place_compactions WHERE session_id = ?", (session_id,))
             con.execute("DELETE FROM sessions WHERE id = ?", (session_id,))
             return con.changes() > 0
 

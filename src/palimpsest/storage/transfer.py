@@ -31,6 +31,7 @@ import apsw
 
 from ..errors import DuplicateTranscriptError
 from ..messages import Message, content_text, load_transcript
+from .archive import original_messages
 from .import_check import checked_for_import
 from .session_admin import import_key
 from .sessions import SessionStore, new_session_id
@@ -54,7 +55,7 @@ def export_messages(store: SessionStore, session_id: str, *, chain: bool = False
     ids = store.compression_chain(session_id)
     out: list[Message] = []
     for index, sid in enumerate(ids):
-        messages = store.get_messages(sid)
+        messages = original_messages(store, sid)  # what in-place compactions archived too
         skip = store.seed_message_count(sid) if index else 0
         out.extend(messages[skip:])
     return out
