@@ -27,6 +27,7 @@ from ..summarizers.base import Summarizer, SummaryRequest
 from ..tokens import ExactCounter, MessageSizer, RoughCounter, TokenCounter
 from .assemble import Assembly, sanitize_tool_pairs, strip_host_markers
 from .boundaries import MIN_TAIL_MESSAGES, TAIL_SOFT_CEILING, align_forward, find_tail_cut
+from .cache_prune import CacheAwarePruning
 from .fit import FitResult, fit_target
 from .growth import exact_saving, would_grow
 from .markers import (
@@ -52,7 +53,7 @@ __all__ = ["CompressionStats", "ContextCompressor"]
 logger = logging.getLogger("palimpsest.compaction")
 
 
-class ContextCompressor(SummaryWriter):
+class ContextCompressor(SummaryWriter, CacheAwarePruning):
     """The default engine: summarize the middle of a conversation, keep head and tail.
 
     ``summarizer`` defaults to :class:`ExtractiveSummarizer` (deterministic, offline). Any
@@ -161,7 +162,13 @@ class ContextCompressor(SummaryWriter):
             "abort_on_summary_failure": c.abort_on_summary_failure,
         }
         options.update(overrides)
-        return cls(window, summarizer, token_counter=token_counter, **options)
+        engine = cls(window, summarizer, token_counter=token_counter, **options)
+        engine.cache_aware = c.cache_aware
+        engine.cache_horizon_calls = c.cache_horizon_calls
+        engine.proactive_prune_tokens = c.proactive_prune_tokens
+        engine.proactive_min_reclaim_tokens = c.proactive_prune_min_reclaim_tokens
+        engine.proactive_min_result_chars = max(c.proactive_prune_min_result_chars, 200)
+        return engine
 
     # -- identity and thresholds ---------------------------------------------------------
 
@@ -296,6 +303,18 @@ class ContextCompressor(SummaryWriter):
             style=self.prune_style,
             readings=readings,
         )
+        floor = self.head_floor(
+            source, pruned.messages, align_forward(source, self.protect_first_n)
+        )
+        if floor:  # the warm cached head stays as it is (cache_prune.CacheAwarePruning)
+            pruned = prune_tool_results(
+                source,
+                protect_last_n=self.protect_last_n,
+                tail_token_budget=self.tail_token_budget,
+                style=self.prune_style,
+                readings=readings,
+                keep_before=floor,
+            )
         work = pruned.messages
         stats.pruned_count = pruned.pruned_count
         stats.shrunk_calls = pruned.shrunk_calls
