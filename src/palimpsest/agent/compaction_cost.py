@@ -34,7 +34,7 @@ from typing import Any
 from ..pricing import ModelPrice, estimate_usage_cost, format_cost
 from ..usage import CanonicalUsage
 
-__all__ = ["CompactionCost", "CompactionLedger", "describe_cost"]
+__all__ = ["CompactionCost", "CompactionLedger", "compaction_lines", "describe_cost"]
 
 
 @dataclass(frozen=True)
@@ -121,6 +121,10 @@ class CompactionLedger:
         self.prices = dict(prices or {})
         self.ttl_seconds = ttl_seconds
         self.clock = clock
+        self.reset()
+
+    def reset(self) -> None:
+        """A new conversation: no compactions, no previous call."""
         self.entries: list[CompactionCost] = []
         self._last: CanonicalUsage | None = None
         self._last_at: float | None = None
@@ -253,3 +257,18 @@ class CompactionLedger:
             settled=True,
             reason=cost.reason or reason,
         )
+
+
+def compaction_lines(ledger: CompactionLedger) -> list[str]:
+    """``/usage``'s compaction section: one line a compaction, then the running saving."""
+    if not ledger.entries:
+        return []
+    lines = [describe_cost(entry) for entry in ledger.entries]
+    running = ledger.running_saving_usd
+    settled = sum(1 for e in ledger.entries if e.settled)
+    if running is None:
+        total = "unknown (a compaction's cost is unknown)"
+    else:
+        total = ("-" if running < 0 else "") + format_cost(abs(running))
+    lines.append(f"Compaction saving so far: {total} over {settled} settled compaction(s)")
+    return lines

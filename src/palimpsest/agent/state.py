@@ -263,6 +263,9 @@ class AgentState:
         self.last_request_len = len(self.messages)
         reported = None if estimated else usage
         cost = self.usage.add(reported)
+        observe = getattr(self.compressor, "observe_call", None)
+        if callable(observe):  # the prompt cache's state, for cache-aware pruning
+            observe(reported, self.last_request_len)
         if self.store is not None and self.session_id is not None:
             try:
                 self.store.record_usage(self.session_id, reported, cost, model=self.model_name)

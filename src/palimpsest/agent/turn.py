@@ -30,6 +30,7 @@ from ..outputs.rerun import NOT_REPEATABLE
 from ..providers.base import Completion
 from ..safety.redact import redact
 from .ahead import observe
+from .cache_hooks import prune_before_call
 from .compaction_step import CompactionOutcome, compress_context
 from .driver import Flow, ModelCall, Offload
 from .events import TextDelta, TurnEnd, WarningEvent
@@ -91,6 +92,7 @@ def _turn(agent: AgentState, user_message: str) -> Flow:
                 "(max_iterations); the conversation is intact, send a message to continue.",
             )
         iterations += 1
+        prune_before_call(agent)  # CC-45, cache-aware (cache_hooks)
         request = agent.build_request(fence)
         estimate = agent.estimate_request()
         try:
