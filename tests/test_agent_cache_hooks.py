@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 from pathlib import Path
 from typing import Any
 
@@ -76,9 +77,7 @@ def full_reads(sent: list[dict[str, Any]]) -> int:
 def breaks(calls: list[Any]) -> int:
     """Requests that are not the previous request plus new messages: cache misses."""
     return sum(
-        1
-        for before, after in zip(calls, calls[1:], strict=False)
-        if after[0][: len(before[0])] != before[0]
+        1 for before, after in itertools.pairwise(calls) if after[0][: len(before[0])] != before[0]
     )
 
 

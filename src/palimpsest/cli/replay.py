@@ -372,6 +372,8 @@ def replay_transcript(
         "compaction_saving_usd": ledger.running_saving_usd,
         "seconds": round(elapsed, 3),
     }
+    for line in compaction_lines(ledger):
+        timeline.add({"event": "compaction_cost", "text": line}, f"  {line}")
     by_path = ", ".join(f"{k} {v}" for k, v in record["compactions_by_path"].items())
     timeline.add(
         record,
@@ -382,8 +384,6 @@ def replay_transcript(
         f"{_count(record['sessions'], 'session')}, "
         f"{_count(record['turn_errors'], 'turn error')}, {elapsed:.2f} s",
     )
-    for line in compaction_lines(ledger):
-        timeline.add({"event": "compaction_cost", "text": line}, f"  {line}")
     return record
 
 
