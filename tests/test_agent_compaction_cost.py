@@ -113,3 +113,38 @@ def test_an_unpriced_model_is_unknown_everywhere() -> None:
     assert cost.request_usd is None and cost.reason == "no price for house-model-9"
     settled = ledger.observe_call(CanonicalUsage(input_tokens=800))
     assert settled is not None and settled.to_dict()["saving_usd"] is None
+
+
+def test_later_calls_keep_adding_the_tokens_they_no_longer_read() -> None:
+    clock = [0.0]
+    ledger = sonnet(clock)
+    ledger.observe_call(CanonicalUsage(input_tokens=5, cache_read_tokens=100_000))
+    summary = CanonicalUsage(input_tokens=100_000, output_tokens=2_000)
+    ledger.compacted(request_usage=summary, request_made=True, removed_tokens=70_000)
+    clock[0] = 10.0
+    first = ledger.observe_call(CanonicalUsage(input_tokens=5, cache_write_tokens=30_000))
+    assert first is not None and first.saving_usd is not None and first.saving_usd < 0
+    for step in range(3):
+        clock[0] = 20.0 + step
+        assert ledger.observe_call(CanonicalUsage(input_tokens=5, cache_read_tokens=30_000)) is None
+    clock[0] = 400.0  # cold: the removed tokens would have been written again
+    ledger.observe_call(CanonicalUsage(input_tokens=5, cache_write_tokens=31_000))
+    entry = ledger.entries[0]
+    assert entry.later_calls == 4
+    assert entry.later_saving_usd == pytest.approx(3 * usd(70_000, READ) + usd(70_000, WRITE))
+    assert ledger.running_saving_usd == pytest.approx(first.saving_usd + entry.later_saving_usd)
+    line = describe_cost(entry)
+    assert "net saving ~-$" in line and "more over 4 later call(s)" in line
+
+
+def test_an_unreported_later_call_makes_the_later_saving_unknown() -> None:
+    ledger = sonnet([0.0])
+    ledger.observe_call(CanonicalUsage(input_tokens=5, cache_read_tokens=10_000))
+    ledger.compacted(request_usage=None, request_made=False, removed_tokens=5_000)
+    ledger.observe_call(CanonicalUsage(input_tokens=5, cache_write_tokens=5_000))
+    ledger.observe_call(None)
+    ledger.observe_call(CanonicalUsage(input_tokens=5, cache_read_tokens=5_000))
+    entry = ledger.entries[0]
+    assert entry.later_calls == 2 and entry.later_saving_usd is None
+    assert ledger.running_saving_usd is None
+    assert entry.to_dict()["later_saving_usd"] is None

@@ -52,6 +52,13 @@ class CompactionCost:
     settled: bool = False
     """``True`` once the next call came back and the comparison was made."""
     reason: str | None = None
+    later_calls: int = 0
+    """Calls after the next one, before the following compaction, that also read the
+    shorter prompt."""
+    later_saving_usd: float | None = 0.0
+    """What those calls saved: each one's prompt plus the removed tokens (read from the
+    cache when the call read from it, else written or sent like its uncached part),
+    against what it cost. ``None`` once one of them is unknown."""
 
     def to_dict(self) -> dict[str, Any]:
         return {
@@ -67,11 +74,21 @@ class CompactionCost:
             "running_saving_usd": self.running_saving_usd,
             "settled": self.settled,
             "reason": self.reason,
+            "later_calls": self.later_calls,
+            "later_saving_usd": self.later_saving_usd,
         }
 
 
 def _usd(amount: float | None) -> str:
     return "unknown" if amount is None else format_cost(amount)
+
+
+def _signed(amount: float | None) -> str:
+    """``~$0.12``, ``~-$0.40`` or ``unknown``."""
+    if amount is None:
+        return "unknown"
+    label = format_cost(abs(amount))
+    return label.replace("$", "-$", 1) if amount < 0 else label
 
 
 def describe_cost(cost: CompactionCost) -> str:
@@ -83,13 +100,12 @@ def describe_cost(cost: CompactionCost) -> str:
     text = f"compaction {cost.number}: request {tokens}, {_usd(cost.request_usd)}"
     if not cost.settled:
         return text + "; next call not made yet"
-    saving = cost.saving_usd
-    sign = "" if saving is None or saving >= 0 else "-"
-    net = "unknown" if saving is None else f"{sign}{format_cost(abs(saving))}"
     text += (
         f"; next call {_usd(cost.next_call_usd)} against {_usd(cost.without_usd)} without it; "
-        f"net saving {net}"
+        f"net saving {_signed(cost.saving_usd)}"
     )
+    if cost.later_calls:
+        text += f", {_signed(cost.later_saving_usd)} more over {cost.later_calls} later call(s)"
     if cost.reason:
         text += f" ({cost.reason})"
     return text
@@ -197,8 +213,38 @@ class CompactionLedger:
             settled = self._settle(self._pending, usage, now)
             self.entries[settled.number - 1] = settled
             self._pending = None
+        elif self.entries and self.entries[-1].settled:
+            self._count_later(usage)
         self._last, self._last_at = usage, now
         return settled
+
+    def _count_later(self, usage: CanonicalUsage | None) -> None:
+        """Add a later call's saving to the newest compaction (and the running total)."""
+        entry = self.entries[-1]
+        saving: float | None = None
+        if usage is not None and entry.later_saving_usd is not None:
+            removed = entry.removed_tokens
+            if usage.cache_read_tokens > 0:
+                without = replace(usage, cache_read_tokens=usage.cache_read_tokens + removed)
+            elif usage.cache_write_tokens > 0:
+                without = replace(usage, cache_write_tokens=usage.cache_write_tokens + removed)
+            else:
+                without = replace(usage, input_tokens=usage.input_tokens + removed)
+            actual, _ = self._price(usage)
+            counterfactual, _ = self._price(without)
+            if actual is not None and counterfactual is not None:
+                saving = counterfactual - actual
+        later = None if saving is None else float(entry.later_saving_usd or 0.0) + saving
+        if saving is None or self._running is None:
+            self._running = None
+        else:
+            self._running += saving
+        self.entries[-1] = replace(
+            entry,
+            later_calls=entry.later_calls + 1,
+            later_saving_usd=later,
+            running_saving_usd=self._running,
+        )
 
     def _without(
         self, pending: _Pending, usage: CanonicalUsage, now: float
@@ -266,9 +312,6 @@ def compaction_lines(ledger: CompactionLedger) -> list[str]:
     lines = [describe_cost(entry) for entry in ledger.entries]
     running = ledger.running_saving_usd
     settled = sum(1 for e in ledger.entries if e.settled)
-    if running is None:
-        total = "unknown (a compaction's cost is unknown)"
-    else:
-        total = ("-" if running < 0 else "") + format_cost(abs(running))
+    total = _signed(running) if running is not None else "unknown (a figure is unknown)"
     lines.append(f"Compaction saving so far: {total} over {settled} settled compaction(s)")
     return lines
