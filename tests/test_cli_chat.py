@@ -399,3 +399,27 @@ def test_offline_first_run_in_a_terminal(
     again.expect(pexpect.EOF)
     again.close()
     assert again.exitstatus == 0
+
+
+def test_server_tool_clearing_reaches_an_anthropic_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    from palimpsest.cli.chat import resolve_model
+    from palimpsest.config import Settings
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    on = Settings.model_validate(
+        {
+            "compression": {
+                "server_tool_clearing": True,
+                "proactive_prune_tokens": 60_000,
+                "proactive_prune_min_reclaim_tokens": 8_000,
+            }
+        }
+    )
+    model = resolve_model("anthropic:claude-sonnet-4-5", None, on)
+    assert model.tool_clearing == {  # type: ignore[attr-defined]
+        "type": "clear_tool_uses_20250919",
+        "trigger": {"type": "input_tokens", "value": 60_000},
+        "clear_at_least": {"type": "input_tokens", "value": 8_000},
+    }
+    off = resolve_model("anthropic:claude-sonnet-4-5", None, Settings())
+    assert off.tool_clearing is None  # type: ignore[attr-defined]
