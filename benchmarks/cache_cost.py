@@ -31,7 +31,9 @@ Policies (same window, 128K tokens, and compaction threshold, 50%, for all three
   the same prefix, cache reads included) and writes a 3,500-token summary (the example
   figure of Anthropic's documentation), the answer then reads system + summary + what came
   after; everything before the compaction block is dropped from later requests.
-  palimpsest's own compressor stays armed at 64K as the fallback.
+  palimpsest's own compressor, the fallback when a route refuses, is off: the simulated
+  route never refuses, and the client's history is not shortened by the simulation, so an
+  armed compressor would fire on a size the server never sees.
 
 The client policies summarize with the extractive summarizer, which sends no request: their
 compactions cost nothing themselves (a model-written summary would add its request), while
@@ -39,8 +41,8 @@ the native policy pays for its summary pass. Printed: total cost, cached share o
 tokens on the calls after the first, and compactions, per policy and route; ``--json``
 prints ``{policy: {cost_usd, cached_share, compactions}}`` summed over routes and
 transcripts. Continuity: ``palimpsest.eval`` continuity probes at depths 0.5/0.7/0.9 on the
-same transcripts, with the compressor as each client policy configures it (warm cache for
-``cache_aware``). Run:
+same transcripts (rough token counts, for speed), with the compressor as each client policy
+configures it (warm cache for ``cache_aware``). Run:
 
     python benchmarks/cache_cost.py [--messages 600] [--seeds 7 11] [--json]
 """
@@ -67,7 +69,7 @@ from palimpsest.config import Settings
 from palimpsest.eval import aggregate, evaluate_transcript
 from palimpsest.pricing import estimate_usage_cost
 from palimpsest.providers.base import Completion
-from palimpsest.tokens import estimate_tokens_rough, message_budget_tokens
+from palimpsest.tokens import RoughCounter, estimate_tokens_rough, message_budget_tokens
 from palimpsest.usage import CanonicalUsage
 
 WINDOW = 128_000
@@ -223,6 +225,10 @@ PROTECT_LAST = [20]
 
 def settings_for(policy: str, home: str) -> Settings:
     compression: dict[str, Any] = {
+        # native: the simulated route never refuses, so the client's fallback never has a
+        # reason to run; and its own history is not shortened by the simulation (the
+        # server drops what precedes its summary), so armed it would fire on that.
+        "enabled": policy != "native",
         "threshold": 0.5,
         "cache_horizon_calls": HORIZON[0],
         "protect_last_n": PROTECT_LAST[0],
@@ -252,6 +258,7 @@ class Run:
     cached_after_first: int
     compactions: int
     calls: int
+    native_compactions: int = 0
 
 
 def replay(messages: list[dict[str, Any]], policy: str, route: Route) -> Run:
@@ -291,6 +298,7 @@ def replay(messages: list[dict[str, Any]], policy: str, route: Route) -> Run:
         bill.cached_after_first,
         compactions + bill.native_compactions,
         bill.calls,
+        bill.native_compactions,
     )
 
 
@@ -313,7 +321,11 @@ def continuity(transcripts: list[tuple[str, list[dict[str, Any]]]]) -> dict[str,
     for name, factory in (("seed", seed), ("cache_aware", aware)):
         cases = []
         for label, messages in transcripts:
-            cases.extend(evaluate_transcript(label, messages, make_compressor=factory))
+            cases.extend(
+                evaluate_transcript(
+                    label, messages, counter=RoughCounter(), make_compressor=factory
+                )
+            )
         row = aggregate(cases)["palimpsest"]
         out[name] = {
             k: row[k]
