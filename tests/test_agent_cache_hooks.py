@@ -43,14 +43,22 @@ def cached_usage(messages: list[dict[str, Any]]) -> CanonicalUsage:
     return CanonicalUsage(input_tokens=50, cache_read_tokens=max(size - 50, 1), output_tokens=20)
 
 
-def reads(n: int) -> list[Any]:
+def read_note(path: str) -> str:
+    """Read a short note.
+
+    path: which note
+    """
+    return f"{path}: " + "the parser keeps its state in Parser.buf\n" * 120
+
+
+def reads(n: int, tool: str = "read_file") -> list[Any]:
     """``n`` tool rounds, each reading one file, then a final answer; all with cache usage."""
     replies: list[Any] = []
     for i in range(n):
 
         def reply(messages: list[dict[str, Any]], i: int = i) -> Completion:
             return Completion(
-                tool_calls=[call("read_file", {"path": f"f{i}.py"}, cid=f"c{i}")],
+                tool_calls=[call(tool, {"path": f"f{i}.py"}, cid=f"c{i}")],
                 usage=cached_usage(messages),
                 finish_reason="tool_calls",
             )
@@ -235,3 +243,71 @@ def test_unreported_usage_leaves_the_compaction_saving_unknown(tmp_path: Path) -
     text = shown.text
     assert "Compaction saving so far: unknown" in text
     assert agent.usage.compactions.running_saving_usd is None
+
+
+def _summary_agent(tmp_path: Path, ttl: float | None) -> tuple[Any, ScriptedChatModel]:
+    from palimpsest.compaction.compressor import ContextCompressor
+    from palimpsest.summarizers.llm import LLMSummarizer
+
+    model = claude(reads(12, tool="read_note"))  # outputs short enough to be sent whole
+    engine = ContextCompressor(
+        400_000,
+        LLMSummarizer(model),
+        threshold_percent=0.5,
+        protect_first_n=2,
+        protect_last_n=4,
+        quiet_mode=True,
+    )
+    agent = make_agent(
+        tmp_path,
+        model=model,
+        tools=[read_note],
+        compressor=engine,
+        settings=NO_FLUSH,
+        builtin_tools=False,
+        context_length=400_000,
+    )
+    agent.ask("read the files")
+    if ttl is not None:
+        engine.cache_state.ttl_seconds = ttl  # type: ignore[union-attr]
+    model.default = Completion(
+        content="## Goal\nRead f0.py to f5.py.\n## Progress\nAll six files were read.",
+        usage=CanonicalUsage(input_tokens=900, cache_read_tokens=60_000, output_tokens=300),
+        finish_reason="stop",
+    )
+    return agent, model
+
+
+def _summary_calls(model: ScriptedChatModel) -> list[Any]:
+    return [
+        c
+        for c in model.calls
+        if "summar" in str(c[0][-1].get("content", "")).lower() and c[0][-1]["role"] == "user"
+    ]
+
+
+def test_a_summary_on_the_same_model_continues_the_cached_conversation(tmp_path: Path) -> None:
+    agent, model = _summary_agent(tmp_path, ttl=None)
+    last_messages, last_tools = agent.last_request
+    result = agent.command("/compress")
+    assert result is not None
+    calls = _summary_calls(model)
+    assert calls, "no summary request was made"
+    messages, tools, _cap, options = calls[0]
+    # the cached prefix, byte for byte, then the instructions naming the span
+    assert messages[: len(last_messages)] == last_messages
+    assert "The turns to summarize are the conversation above" in messages[-1]["content"]
+    assert "Parser.buf" not in messages[-1]["content"]  # the turns are not repeated
+    assert tools == last_tools and options["tool_choice"] == "none"
+    assert agent.compressor.summarizer.continuation.used >= 1  # type: ignore[attr-defined]
+
+
+def test_a_cold_cache_sends_the_summary_as_a_fresh_request(tmp_path: Path) -> None:
+    agent, model = _summary_agent(tmp_path, ttl=0.0)
+    agent.command("/compress")
+    calls = _summary_calls(model)
+    assert calls
+    messages, tools, _cap, options = calls[0]
+    assert len(messages) == 1 and messages[0]["role"] == "user"
+    assert tools is None and "tool_choice" not in options
+    assert agent.compressor.summarizer.continuation.used == 0  # type: ignore[attr-defined]

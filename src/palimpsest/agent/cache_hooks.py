@@ -22,6 +22,7 @@ from typing import TYPE_CHECKING, Any
 
 from ..compaction.cache_policy import cache_rates, route_cache_ttl
 from ..pricing import prices_from_settings
+from ..summarizers.continuation import Continuation
 from ..usage import CanonicalUsage
 from .compaction_cost import CompactionCost
 
@@ -56,6 +57,50 @@ def configure_cache(agent: AgentState) -> None:
         prices=prices_from_settings(agent.settings),
     )
     configure(ttl_seconds=ttl, rates=rates)
+    offer_continuation(agent)
+
+
+def offer_continuation(agent: AgentState) -> None:
+    """Let an LLM summarizer on the agent's own model continue the cached conversation.
+
+    Only when the summarizer's model is the agent's model object (same model, same route):
+    then the last request is the provider's cached prefix, and the summary instructions
+    can follow it instead of repeating the turns (:mod:`palimpsest.summarizers.continuation`).
+    """
+    engine = agent.compressor
+    summarizer = getattr(engine, "summarizer", None)
+    if (
+        not hasattr(summarizer, "continuation")
+        or getattr(summarizer, "model", None) is not agent.model
+    ):
+        return
+    state = getattr(engine, "cache_state", None)
+    if state is None:
+        return
+
+    def last_request() -> tuple[list[dict[str, Any]], list[dict[str, Any]] | None] | None:
+        return agent.last_request
+
+    def warm() -> bool:
+        return bool(state.warm(engine.cache_clock()))  # type: ignore[attr-defined]
+
+    def span(request: Any) -> tuple[int, int, int] | None:
+        stats = getattr(engine, "last_stats", None)
+        sent = agent.last_request_len
+        if stats is None or sent is None or agent.last_request is None:
+            return None
+        first, last = stats.head_messages + 1, stats.head_messages + stats.middle_messages
+        if last > sent or first > last:
+            return None  # the span reaches past what the provider has cached
+        return first, last, sent - last
+
+    summarizer.continuation = Continuation(  # type: ignore[union-attr]
+        model=agent.model,
+        last_request=last_request,
+        warm=warm,
+        rates=lambda: getattr(engine, "cache_rates", None),
+        span=span,
+    )
 
 
 def server_clears_tool_results(agent: AgentState) -> bool:

@@ -109,6 +109,9 @@ class AgentState:
     undo: UndoRecord | None
     guards: GuardState | None
     last_request_len: int | None
+    last_request: tuple[list[dict[str, Any]], list[dict[str, Any]] | None] | None = None
+    """The messages and tool schemas of the last model call, as sent (the provider's
+    cached prefix; a summary may continue it: :mod:`.cache_hooks`)."""
     _fence_target: str | None
     _interrupt: threading.Event
     _blocked_warned: bool

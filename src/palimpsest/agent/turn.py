@@ -95,10 +95,11 @@ def _turn(agent: AgentState, user_message: str) -> Flow:
         prune_before_call(agent)  # CC-45, cache-aware (cache_hooks)
         request = agent.build_request(fence)
         estimate = agent.estimate_request()
+        agent.last_request = (request, agent.tools.schemas())
         try:
             call = ModelCall(
                 request,
-                agent.tools.schemas(),
+                agent.last_request[1],
                 max_tokens,
                 stream=agent.stream,
                 stop=agent.is_interrupted,
