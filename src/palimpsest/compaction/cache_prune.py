@@ -26,6 +26,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any, Literal
 
+from ..messages.reading import MessageReading
 from ..tokens import message_budget_tokens
 from .cache_policy import (
     DEFAULT_HORIZON_CALLS,
@@ -172,6 +173,27 @@ class CacheAwarePruning:
     last_cache_decision: RewriteDecision | None = None
     protect_last_n: int
     prune_style: Literal["summary", "placeholder"]
+    tail_token_budget: int
+
+    def prune_phase(
+        self, source: list[dict[str, Any]], readings: Sequence[MessageReading], head_end: int
+    ) -> PruneResult:
+        """Phase 1 of a compaction: the prune, leaving a warm cached head as it is when
+        rewriting it would not pay (:meth:`head_floor`)."""
+
+        def run(keep_before: int) -> PruneResult:
+            return prune_tool_results(
+                source,
+                protect_last_n=self.protect_last_n,
+                tail_token_budget=self.tail_token_budget,
+                style=self.prune_style,
+                readings=readings,
+                keep_before=keep_before,
+            )
+
+        pruned = run(0)
+        floor = self.head_floor(source, pruned.messages, head_end)
+        return run(floor) if floor else pruned
 
     def configure_cache(
         self,

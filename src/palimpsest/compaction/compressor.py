@@ -36,7 +36,6 @@ from .markers import (
 )
 from .middle import original_middle
 from .placement import place_summary
-from .prune import prune_tool_results
 from .repair import (
     RepairReport,
     check_messages,
@@ -295,26 +294,8 @@ class ContextCompressor(SummaryWriter, CacheAwarePruning):
         # pruning changes outputs, never what a message is, and keeps indexes aligned.
         readings = read_transcript(source)
 
-        # Phase 1: prune old tool output.
-        pruned = prune_tool_results(
-            source,
-            protect_last_n=self.protect_last_n,
-            tail_token_budget=self.tail_token_budget,
-            style=self.prune_style,
-            readings=readings,
-        )
-        floor = self.head_floor(
-            source, pruned.messages, align_forward(source, self.protect_first_n)
-        )
-        if floor:  # the warm cached head stays as it is (cache_prune.CacheAwarePruning)
-            pruned = prune_tool_results(
-                source,
-                protect_last_n=self.protect_last_n,
-                tail_token_budget=self.tail_token_budget,
-                style=self.prune_style,
-                readings=readings,
-                keep_before=floor,
-            )
+        # Phase 1: prune old tool output (a warm cached head kept: cache_prune).
+        pruned = self.prune_phase(source, readings, align_forward(source, self.protect_first_n))
         work = pruned.messages
         stats.pruned_count = pruned.pruned_count
         stats.shrunk_calls = pruned.shrunk_calls
