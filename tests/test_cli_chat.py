@@ -424,3 +424,27 @@ def test_the_chat_window_names_its_source() -> None:
     assert chat_window(Listed(model="chat-window-listed"), None, configured).source == "configured"
     found = chat_window(Listed(model="chat-window-listed"), None, empty)
     assert (found.tokens, found.source) == (65_536, "provider")
+
+
+def test_server_tool_clearing_reaches_an_anthropic_model(monkeypatch: pytest.MonkeyPatch) -> None:
+    from palimpsest.cli.chat import resolve_model
+    from palimpsest.config import Settings
+
+    monkeypatch.setenv("ANTHROPIC_API_KEY", "sk-ant-test")
+    on = Settings.model_validate(
+        {
+            "compression": {
+                "server_tool_clearing": True,
+                "proactive_prune_tokens": 60_000,
+                "proactive_prune_min_reclaim_tokens": 8_000,
+            }
+        }
+    )
+    model = resolve_model("anthropic:claude-sonnet-4-5", None, on)
+    assert model.tool_clearing == {  # type: ignore[attr-defined]
+        "type": "clear_tool_uses_20250919",
+        "trigger": {"type": "input_tokens", "value": 60_000},
+        "clear_at_least": {"type": "input_tokens", "value": 8_000},
+    }
+    off = resolve_model("anthropic:claude-sonnet-4-5", None, Settings())
+    assert off.tool_clearing is None  # type: ignore[attr-defined]

@@ -19,7 +19,13 @@ from palimpsest.errors import (
     RateLimitError,
 )
 from palimpsest.providers import ChatModel
-from palimpsest.providers.anthropic_messages import AnthropicChatModel, completion_from_message
+from palimpsest.providers.anthropic_messages import (
+    CONTEXT_MANAGEMENT_BETA,
+    AnthropicChatModel,
+    applied_edits,
+    completion_from_message,
+    tool_clearing_edit,
+)
 from palimpsest.providers.caching import count_cache_markers
 from providers_fixtures import ReplayServer, Reply, running_server
 
@@ -310,3 +316,71 @@ def test_on_text_receives_the_text_deltas(replay: ReplayServer) -> None:
     )
     assert replay.last.body["stream"] is True
     assert pieces and "".join(pieces) == done.content
+
+
+CLEARED_REPLY = {
+    "id": "msg_ce1",
+    "type": "message",
+    "role": "assistant",
+    "model": "claude-sonnet-4-5",
+    "content": [{"type": "text", "text": "Tomorrow: sun."}],
+    "stop_reason": "end_turn",
+    "stop_sequence": None,
+    "usage": {
+        "input_tokens": 30,
+        "output_tokens": 7,
+        "cache_creation_input_tokens": 900,
+        "cache_read_input_tokens": 0,
+    },
+    "context_management": {
+        "applied_edits": [
+            {
+                "type": "clear_tool_uses_20250919",
+                "cleared_tool_uses": 1,
+                "cleared_input_tokens": 45000,
+            }
+        ]
+    },
+}
+
+
+def test_server_side_tool_clearing_is_sent_with_its_beta_and_read_back(
+    replay: ReplayServer,
+) -> None:
+    replay.json(CLEARED_REPLY)
+    edit = tool_clearing_edit(trigger_tokens=50_000, keep_tool_uses=2, clear_at_least_tokens=4096)
+    model = model_for(replay, tool_clearing=edit)
+    done = model.complete(CONVERSATION, tools=[WEATHER_TOOL])
+    sent = replay.last
+    assert CONTEXT_MANAGEMENT_BETA in sent.headers.get("anthropic-beta", "").split(",")
+    assert sent.body["context_management"] == {
+        "edits": [
+            {
+                "type": "clear_tool_uses_20250919",
+                "trigger": {"type": "input_tokens", "value": 50_000},
+                "keep": {"type": "tool_uses", "value": 2},
+                "clear_at_least": {"type": "input_tokens", "value": 4096},
+            }
+        ]
+    }
+    # the conversation itself is sent whole: the server does the clearing
+    assert sent.body["messages"][2]["content"][0]["content"] == "15 C, fog"
+    assert done.content == "Tomorrow: sun."
+    assert applied_edits(done.raw) == CLEARED_REPLY["context_management"]["applied_edits"]
+    assert done.usage is not None and done.usage.cache_write_tokens == 900
+
+
+def test_tool_clearing_true_uses_the_server_defaults_and_off_sends_nothing(
+    replay: ReplayServer,
+) -> None:
+    replay.json(CLEARED_REPLY)
+    model_for(replay, tool_clearing=True).complete(CONVERSATION)
+    assert replay.last.body["context_management"] == {
+        "edits": [{"type": "clear_tool_uses_20250919"}]
+    }
+    replay.json(CLEARED_REPLY)
+    done = model_for(replay).complete(CONVERSATION)
+    assert "context_management" not in replay.last.body
+    assert "anthropic-beta" not in replay.last.headers
+    assert applied_edits(done.raw) == applied_edits(CLEARED_REPLY)
+    assert applied_edits({"content": []}) == []

@@ -213,6 +213,22 @@ class CompressionSettings(_Section):
                 raise ValueError(f"model_thresholds[{key!r}] must be in (0, 1], got {ratio}")
         return value
 
+    proactive_prune_tokens: int = Field(default=0, ge=0)
+    """Prune old tool results before a model call once the prompt reaches this many tokens
+    (CC-45); 0 turns the proactive pass off."""
+    proactive_prune_min_reclaim_tokens: int = Field(default=4_096, ge=0)
+    """The proactive pass rewrites nothing that reclaims fewer tokens than this."""
+    proactive_prune_min_result_chars: int = Field(default=8_000, ge=0)
+    """Only tool results longer than this are pruned proactively (never below 200)."""
+    cache_aware: bool = True
+    """While the provider's prompt cache is warm, prune inside the cached prefix only when
+    that saves more than it costs at the route's prices (docs/pruning.md)."""
+    cache_horizon_calls: int = Field(default=8, ge=0)
+    """Calls a pruned token is assumed to be saved on, when weighing a rewrite."""
+    server_tool_clearing: bool = False
+    """On the Anthropic Messages API, let the server clear old tool results
+    (context editing, ``clear_tool_uses_20250919``) instead of pruning them here."""
+
     @field_validator("hygiene_threshold")
     @classmethod
     def _hygiene_fallback(cls, value: float) -> float:

@@ -19,6 +19,7 @@ from ..compaction.feedback import summarize_manual_compression
 from ..pricing import format_cost
 from ..tokens import estimate_messages_tokens_rough
 from .binding import start_new_session
+from .compaction_cost import compaction_lines
 from .compaction_step import CompactionOutcome, manual_compaction
 from .driver import drain
 from .events import AgentEvent
@@ -129,6 +130,7 @@ def _usage(agent: AgentState, _: str) -> CommandResult:
             f"Unreported: {totals.unreported_calls} call(s) sent no usage; the totals above "
             "count only the calls that did."
         )
+    lines.extend(compaction_lines(agent.usage.compactions))
     return CommandResult("/usage", "\n".join(lines))
 
 

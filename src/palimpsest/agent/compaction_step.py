@@ -40,6 +40,7 @@ from ..storage.sessions import new_session_id
 from ..tokens import estimate_messages_tokens_rough
 from .ahead import take
 from .binding import switch_session
+from .cache_hooks import record_compaction, summary_usage_before
 from .checkpoint_gate import BLOCKED_CODE, RETRY_NEXT_TURN, blocked_message, required_checkpoint
 from .driver import Flow, Offload
 from .events import CompactionEvent, CompactionMode, CompactionPath, WarningEvent
@@ -261,12 +262,15 @@ def _compress_locked(
     # 0. A candidate prepared in the background (speculative compaction) is swapped in at
     # once: its flush and checkpoint already ran, before this transcript changes.
     count_before = engine.compression_count
+    summary_usage = summary_usage_before(engine)
     previous_summary = getattr(engine, "previous_summary", None)
     agent.aim_compaction()
     taken = take(agent, path, before)
     if taken is not None:
         skipped = FlushResult(skipped="ran in the background, before the candidate's summary")
-        base = _Base(path, before, before_tokens, started, count_before, previous_summary)
+        base = _Base(
+            path, before, before_tokens, started, count_before, previous_summary, summary_usage
+        )
         return (yield from _finish(agent, base, taken, skipped, _facts(engine)))
 
     required = agent.settings.memory.checkpoint_required
@@ -332,7 +336,9 @@ def _compress_locked(
         yield event
         return CompactionOutcome(event, False, flush, facts)
 
-    base = _Base(path, before, before_tokens, started, count_before, previous_summary)
+    base = _Base(
+        path, before, before_tokens, started, count_before, previous_summary, summary_usage
+    )
     return (yield from _finish(agent, base, result, flush, facts))
 
 
@@ -346,6 +352,8 @@ class _Base:
     started: float
     count_before: int
     previous_summary: str | None
+    summary_usage: Any = None
+    """The summarizer's last usage before this compaction (a new object means a new call)."""
 
 
 def _finish(
@@ -432,6 +440,7 @@ def _finish(
         fallback_used=facts["fallback_used"],
         seconds=time.perf_counter() - started,
         mode=mode,
+        cost=record_compaction(agent, before_tokens, after_tokens, base.summary_usage),
     )
     yield event
     # 7. Host-only warnings (never in the messages, CC-119).

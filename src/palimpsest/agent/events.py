@@ -14,6 +14,7 @@ from dataclasses import dataclass, field
 from typing import Any, Literal
 
 from ..usage import CanonicalUsage
+from .compaction_cost import CompactionCost
 
 __all__ = [
     "AgentEvent",
@@ -83,6 +84,10 @@ class CompactionEvent:
     """Why nothing was compacted, or the summary failure shown to the user."""
     fallback_used: bool = False
     seconds: float = 0.0
+    cost: CompactionCost | None = None
+    """What the compaction's request cost (tokens, dollars, running saving so far); the
+    comparison with the next call is settled in ``agent.usage.compactions`` when it comes
+    back (:mod:`.compaction_cost`)."""
     kind: Literal["compaction"] = "compaction"
     mode: CompactionMode | None = None
     """How the store recorded it; ``None`` when it did not (no store, a store failure, or

@@ -30,6 +30,7 @@ from ..storage.search import SessionSearch
 from ..storage.sessions import SessionStore
 from .ahead import make_speculative
 from .binding import bind_session, start_new_session
+from .cache_hooks import configure_cache
 from .commands import CommandResult, run_command
 from .compaction_step import manual_compaction
 from .driver import Flow, drive_async, drive_sync
@@ -123,6 +124,7 @@ class Agent(AgentState):
             base_url=getattr(model, "base_url", None),
             prices=prices_from_settings(self.settings),
         )
+        configure_cache(self)  # the route's cache lifetime and prices (cache_hooks)
 
         self._owns_outputs = outputs is None
         self.outputs = outputs if outputs is not None else OutputStore.from_settings(self.settings)

@@ -111,6 +111,9 @@ class AgentState:
     undo: UndoRecord | None
     guards: GuardState | None
     last_request_len: int | None
+    last_request: tuple[list[dict[str, Any]], list[dict[str, Any]] | None] | None = None
+    """The messages and tool schemas of the last model call, as sent (the provider's
+    cached prefix; a summary may continue it: :mod:`.cache_hooks`)."""
     _fence_target: str | None
     _interrupt: threading.Event
     _blocked_warned: bool
@@ -269,6 +272,9 @@ class AgentState:
         self.last_request_len = len(self.messages)
         reported = None if estimated else usage
         cost = self.usage.add(reported)
+        observe = getattr(self.compressor, "observe_call", None)
+        if callable(observe):  # the prompt cache's state, for cache-aware pruning
+            observe(reported, self.last_request_len)
         if self.store is not None and self.session_id is not None:
             try:
                 self.store.record_usage(self.session_id, reported, cost, model=self.model_name)

@@ -34,6 +34,7 @@ from ..outputs.rerun import NOT_REPEATABLE
 from ..providers.base import Completion
 from ..safety.redact import redact
 from .ahead import observe
+from .cache_hooks import prune_before_call
 from .compaction_step import CompactionOutcome, compress_context
 from .driver import Flow, ModelCall, Offload
 from .events import TextDelta, TurnEnd, WarningEvent
@@ -99,13 +100,15 @@ def _turn(agent: AgentState, user_message: str) -> Flow:
                 "(max_iterations); the conversation is intact, send a message to continue.",
             )
         iterations += 1
+        prune_before_call(agent)  # CC-45, cache-aware (cache_hooks)
         built = agent.build_request(fence)
         request = yield from selected_request(agent, built, user_message)
         estimate = request_estimate(agent, request, built)
+        agent.last_request = (request, agent.tools.schemas())
         try:
             call = ModelCall(
                 request,
-                agent.tools.schemas(),
+                agent.last_request[1],
                 max_tokens,
                 stream=agent.stream,
                 stop=agent.is_interrupted,

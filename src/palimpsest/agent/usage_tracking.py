@@ -26,6 +26,7 @@ from ..pricing import ModelPrice, estimate_usage_cost
 from ..providers.base import Completion
 from ..tokens import estimate_messages_tokens_rough, estimate_tokens_rough
 from ..usage import CanonicalUsage, UsageTotal
+from .compaction_cost import CompactionLedger
 
 __all__ = ["UsageTracker"]
 
@@ -46,11 +47,16 @@ class UsageTracker:
         self.base_url = base_url
         self.prices = dict(prices or {})
         self.calibrator = EstimateCalibrator()
+        self.compactions = CompactionLedger(
+            model, provider=provider, base_url=base_url, prices=self.prices
+        )
+        """What each compaction cost and saved; it spans the sessions a compaction chains."""
         self.reset()
 
     def reset(self) -> None:
         """A new session: totals back to nothing (the calibration is kept: same model)."""
         self.totals = UsageTotal()
+        self.compactions.reset()
         self.last_estimated = False
         self._cost = 0.0
         self._cost_unknown = False
@@ -92,6 +98,7 @@ class UsageTracker:
         """Count one call (``None``: it reported no usage); returns its cost or ``None``."""
         self.totals = self.totals.add(usage)
         self.last_estimated = usage is None
+        self.compactions.observe_call(usage)
         cost = estimate_usage_cost(
             self.model, usage, provider=self.provider, base_url=self.base_url, prices=self.prices
         )

@@ -33,6 +33,7 @@ from ..compaction.window import ContextWindow, resolve_window
 from ..config import Settings, load_settings
 from ..errors import PalimpsestError
 from ..messages import load_transcript, validate_transcript
+from ..providers.anthropic_messages import tool_clearing_edit
 from ..providers.base import ChatModel
 from ..providers.connect import connect
 from ..safety.redact import redact
@@ -96,7 +97,16 @@ def resolve_model(spec: str | None, base_url: str | None, settings: Settings) ->
         if not rest.strip():
             fail("--model replay: needs a transcript path, for example replay:session.json")
         return _replay_model(rest.strip())
-    return connect(chosen, base_url=base_url)
+    options: dict[str, Any] = {}
+    compression = settings.compression
+    if compression.server_tool_clearing and prefix.strip().lower() == "anthropic":
+        # the server clears old tool results; a clearing breaks the cache, so it must
+        # reclaim at least what the proactive prune would have (docs/pruning.md)
+        options["tool_clearing"] = tool_clearing_edit(
+            trigger_tokens=compression.proactive_prune_tokens or None,
+            clear_at_least_tokens=compression.proactive_prune_min_reclaim_tokens or None,
+        )
+    return connect(chosen, base_url=base_url, **options)
 
 
 def chat_window(model: ChatModel, flag: int | None, settings: Settings) -> ContextWindow:

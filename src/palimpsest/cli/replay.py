@@ -32,6 +32,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
+from ..agent.compaction_cost import compaction_lines, describe_cost
 from ..agent.events import CompactionEvent, ToolCallEvent, TurnEnd, UsageEvent, WarningEvent
 from ..agent.replay_model import (
     REPLAY_PREFIX,
@@ -165,6 +166,8 @@ def _compaction_record(turn: int, event: CompactionEvent) -> tuple[dict[str, Any
         "reason": redact(event.reason) if event.reason else None,
         "mode": event.mode,
     }
+    if event.cost is not None:
+        record["cost"] = event.cost.to_dict()
     if not event.compacted:
         return record, f"  ⟳ compaction ({event.path}) did not compact: {record['reason'] or '?'}"
     removed = event.before_messages - event.after_messages
@@ -183,6 +186,8 @@ def _compaction_record(turn: int, event: CompactionEvent) -> tuple[dict[str, Any
         text += f"\n    continues in {event.session_id} (parent {event.parent_session_id or '-'})"
     if event.fallback_used:
         text += " · fallback summary"
+    if event.cost is not None:
+        text += f"\n    cost: {describe_cost(event.cost)}"
     return record, text
 
 
@@ -380,6 +385,7 @@ def replay_transcript(
         elapsed = time.perf_counter() - started
         chain = _chain(store, agent.session_id, timeline)
         status = agent.context_status()
+        ledger = agent.usage.compactions
     finally:
         agent.close()
     compactions = {
@@ -403,8 +409,12 @@ def replay_transcript(
         "final_messages": len(agent.messages),
         "final_tokens": status_figure(status, "used"),
         "final_estimated": bool(status.get("estimated")),
+        "compaction_costs": [entry.to_dict() for entry in ledger.entries],
+        "compaction_saving_usd": ledger.running_saving_usd,
         "seconds": round(elapsed, 3),
     }
+    for line in compaction_lines(ledger):
+        timeline.add({"event": "compaction_cost", "text": line}, f"  {line}")
     by_path = ", ".join(f"{k} {v}" for k, v in record["compactions_by_path"].items())
     timeline.add(
         record,

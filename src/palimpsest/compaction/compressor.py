@@ -28,6 +28,7 @@ from ..summarizers.deadline import DEFAULT_SUMMARY_TIMEOUT
 from ..tokens import ExactCounter, MessageSizer, RoughCounter, TokenCounter
 from .assemble import Assembly, sanitize_tool_pairs, strip_host_markers
 from .boundaries import MIN_TAIL_MESSAGES, TAIL_SOFT_CEILING, align_forward, find_tail_cut
+from .cache_prune import CacheAwarePruning
 from .fit import FitResult, fit_target
 from .growth import exact_saving, would_grow
 from .markers import (
@@ -36,7 +37,6 @@ from .markers import (
 )
 from .middle import original_middle
 from .placement import place_summary
-from .prune import prune_tool_results
 from .repair import (
     RepairReport,
     check_messages,
@@ -55,7 +55,7 @@ __all__ = ["CompressionStats", "ContextCompressor"]
 logger = logging.getLogger("palimpsest.compaction")
 
 
-class ContextCompressor(SummaryWriter):
+class ContextCompressor(SummaryWriter, CacheAwarePruning):
     """The default engine: summarize the middle of a conversation, keep head and tail.
 
     ``summarizer`` defaults to :class:`ExtractiveSummarizer` (deterministic, offline). Any
@@ -195,6 +195,11 @@ class ContextCompressor(SummaryWriter):
         if "threshold_percent" not in overrides:
             engine.model_thresholds = (settings, provider)
         engine.threshold_source = "caller" if "threshold_percent" in overrides else chosen.source
+        engine.cache_aware = c.cache_aware
+        engine.cache_horizon_calls = c.cache_horizon_calls
+        engine.proactive_prune_tokens = c.proactive_prune_tokens
+        engine.proactive_min_reclaim_tokens = c.proactive_prune_min_reclaim_tokens
+        engine.proactive_min_result_chars = max(c.proactive_prune_min_result_chars, 200)
         return engine
 
     # -- identity and thresholds ---------------------------------------------------------
@@ -337,14 +342,8 @@ class ContextCompressor(SummaryWriter):
         # pruning changes outputs, never what a message is, and keeps indexes aligned.
         readings = read_transcript(source)
 
-        # Phase 1: prune old tool output.
-        pruned = prune_tool_results(
-            source,
-            protect_last_n=self.protect_last_n,
-            tail_token_budget=self.tail_token_budget,
-            style=self.prune_style,
-            readings=readings,
-        )
+        # Phase 1: prune old tool output (a warm cached head kept: cache_prune).
+        pruned = self.prune_phase(source, readings, align_forward(source, self.protect_first_n))
         work = pruned.messages
         stats.pruned_count = pruned.pruned_count
         stats.shrunk_calls = pruned.shrunk_calls

@@ -137,12 +137,17 @@ def prune_tool_results(
     tail_token_budget: int | None,
     style: PruneStyle = "summary",
     readings: Sequence[MessageReading] | None = None,
+    keep_before: int = 0,
+    min_chars: int = PRUNE_MIN_CHARS,
 ) -> PruneResult:
     """Dedup, demote and shrink old tool traffic in one cheap pass (CC-30 to CC-42).
 
     ``style="placeholder"`` replaces eligible results with :data:`PRUNED_PLACEHOLDER`
     instead of one-liners (CC-35). ``readings`` is the list's reading when the caller
     already has it; otherwise it is read here (it finds observations in user messages).
+    ``keep_before`` leaves the first messages exactly as they are (a prefix the provider
+    still has cached: :mod:`.cache_policy`); ``min_chars`` raises the length a result
+    must exceed to be demoted (CC-45's proactive pass uses 8,000).
     """
     if style not in ("summary", "placeholder"):
         raise ValueError(f"prune style must be 'summary' or 'placeholder', not {style!r}")
@@ -154,13 +159,15 @@ def prune_tool_results(
     )
     if readings is None or len(readings) != len(result):
         readings = read_transcript(result)
-    pruned = _dedup(result)
-    demoted, shrunk = _demote_and_shrink(result, messages, boundary, style)
-    demoted += _demote_user_observations(result, readings, boundary, style)
+    floor = max(0, min(keep_before, len(result)))
+    minimum = max(min_chars, PRUNE_MIN_CHARS)
+    pruned = _dedup(result, floor)
+    demoted, shrunk = _demote_and_shrink(result, messages, boundary, style, floor, minimum)
+    demoted += _demote_user_observations(result, readings, boundary, style, floor, minimum)
     return PruneResult(result, pruned + demoted, boundary, shrunk, readings)
 
 
-def _dedup(result: list[dict[str, Any]]) -> int:
+def _dedup(result: list[dict[str, Any]], floor: int = 0) -> int:
     """Replace every older copy of a repeated tool result, newest kept (CC-36).
 
     Only results of equal length can be equal, so texts are grouped by length first and
@@ -185,7 +192,7 @@ def _dedup(result: list[dict[str, Any]]) -> int:
         newer: set[str] = set()
         for i in reversed(group):
             content = result[i]["content"]
-            if content in newer:
+            if content in newer and i >= floor:
                 result[i] = {**result[i], "content": DUPLICATE_PLACEHOLDER}
                 replaced += 1
             else:
@@ -198,6 +205,8 @@ def _demote_and_shrink(
     original: Sequence[Mapping[str, Any]],
     boundary: int,
     style: PruneStyle,
+    floor: int = 0,
+    minimum: int = PRUNE_MIN_CHARS,
 ) -> tuple[int, int]:
     """Demote old tool results and shrink old call arguments below ``boundary``."""
     # Calls are indexed while walking forward, so a result finds the nearest call with its
@@ -215,13 +224,14 @@ def _demote_and_shrink(
             if tool_calls and isinstance(tool_calls, list | tuple):
                 for call in tool_calls:
                     calls[call_id(call)] = call
-                shrunk += _shrink_message_calls(result, i, tool_calls)
+                if i >= floor:
+                    shrunk += _shrink_message_calls(result, i, tool_calls)
             continue
-        if role != "tool":
+        if role != "tool" or i < floor:
             continue
         content = msg.get("content")
         if isinstance(content, str):
-            if len(content) <= PRUNE_MIN_CHARS or is_pruned_content(content):
+            if len(content) <= minimum or is_pruned_content(content):
                 continue
             if style == "placeholder":
                 text = PRUNED_PLACEHOLDER
@@ -251,24 +261,26 @@ def _demote_user_observations(
     readings: Sequence[MessageReading],
     boundary: int,
     style: PruneStyle,
+    floor: int = 0,
+    minimum: int = PRUNE_MIN_CHARS,
 ) -> int:
     """Demote old observations that are user messages; role and keys stay as they were."""
     demoted = 0
-    for i in range(boundary):
+    for i in range(floor, boundary):
         reading = readings[i]
         if reading.kind != "observation" or reading.role != "user":
             continue
         msg = result[i]
         content = msg.get("content")
         if isinstance(content, str):
-            if len(content) <= PRUNE_MIN_CHARS or is_pruned_content(content):
+            if len(content) <= minimum or is_pruned_content(content):
                 continue
             replacement: Any = _observation_one_liner(reading, readings, style)
         elif isinstance(content, list) and _text_parts_only(content):
             # SWE-agent's cache_control processor writes observations as one text part
             # (with cache_control): keep that shape, first part's keys included.
             text = reading.text
-            if len(text) <= PRUNE_MIN_CHARS or is_pruned_content(text):
+            if len(text) <= minimum or is_pruned_content(text):
                 continue
             line = _observation_one_liner(reading, readings, style)
             replacement = [{**content[0], "text": line}]

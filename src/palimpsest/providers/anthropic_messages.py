@@ -34,10 +34,14 @@ from .sdk_base import SdkChatModel
 
 __all__ = [
     "ANTHROPIC_ERRORS",
+    "CLEAR_TOOL_USES",
     "COMPACTION_BETA",
+    "CONTEXT_MANAGEMENT_BETA",
     "DEFAULT_MAX_TOKENS",
     "AnthropicChatModel",
+    "applied_edits",
     "blocks_in_place",
+    "tool_clearing_edit",
 ]
 
 COMPACTION_BETA = "compact-2026-09-04"
@@ -109,6 +113,44 @@ ANTHROPIC_ERRORS: dict[str, str] = {
 """Every exception class the ``anthropic`` SDK exports -> how the edge reads it."""
 
 
+CLEAR_TOOL_USES = "clear_tool_uses_20250919"
+"""Anthropic's context-editing strategy that clears old tool results on the server."""
+
+CONTEXT_MANAGEMENT_BETA = "context-management-2025-06-27"
+"""The beta header context editing needs (docs.claude.com, build-with-claude/context-editing)."""
+
+
+def tool_clearing_edit(
+    *,
+    trigger_tokens: int | None = None,
+    keep_tool_uses: int | None = None,
+    clear_at_least_tokens: int | None = None,
+) -> dict[str, Any]:
+    """A ``clear_tool_uses_20250919`` edit; unset fields keep the server's defaults.
+
+    ``clear_at_least_tokens`` is what makes a clearing worth the cache it breaks: the server
+    clears nothing unless it can clear that many input tokens.
+    """
+    edit: dict[str, Any] = {"type": CLEAR_TOOL_USES}
+    if trigger_tokens:
+        edit["trigger"] = {"type": "input_tokens", "value": int(trigger_tokens)}
+    if keep_tool_uses is not None:
+        edit["keep"] = {"type": "tool_uses", "value": int(keep_tool_uses)}
+    if clear_at_least_tokens:
+        edit["clear_at_least"] = {"type": "input_tokens", "value": int(clear_at_least_tokens)}
+    return edit
+
+
+def applied_edits(raw: Any) -> list[dict[str, Any]]:
+    """The context edits a response says the server applied (``[]`` when none)."""
+    data = _dump(raw)
+    if not isinstance(data, Mapping):
+        return []
+    management = _dump(data.get("context_management")) or {}
+    edits = management.get("applied_edits") if isinstance(management, Mapping) else None
+    return [dict(_dump(e)) for e in edits or [] if isinstance(_dump(e), Mapping)]
+
+
 def _dump(obj: Any) -> Any:
     """SDK pydantic objects as plain dicts (so that old and new SDK versions read alike)."""
     dump = getattr(obj, "model_dump", None)
@@ -121,6 +163,12 @@ class AnthropicChatModel(SdkChatModel):
     Prompt caching is on for Claude models unless ``prompt_caching=False``; ``cache_ttl``
     is ``"5m"`` or ``"1h"``. Options other than ``stream`` go to ``messages.create``
     (``temperature``, ``tool_choice`` in either format, ``stop`` as ``stop_sequences``).
+
+    ``tool_clearing`` turns on Anthropic's server-side context editing: every request
+    carries ``context_management`` with one ``clear_tool_uses_20250919`` edit (the mapping
+    given, ``True`` for the server's defaults) and the ``context-management-2025-06-27``
+    beta header, so the server clears old tool results before the model reads them, while
+    the conversation here stays whole (:func:`tool_clearing_edit` builds the edit).
     """
 
     sdk_package = "anthropic"
@@ -147,11 +195,16 @@ class AnthropicChatModel(SdkChatModel):
         threshold_tokens: int | None = None,
         context_length: int | None = None,
         provider: str = "anthropic",
+        tool_clearing: Mapping[str, Any] | bool | None = None,
     ) -> None:
         self.default_max_tokens = default_max_tokens
         self.last_tools: list[dict[str, Any]] | None = None
         """The tools (OpenAI format) of the last request that had any: a compaction
         request sends them too, as the conversation it summarizes was held with them."""
+        self.tool_clearing: dict[str, Any] | None = None
+        if tool_clearing:
+            edit = dict(tool_clearing) if isinstance(tool_clearing, Mapping) else {}
+            self.tool_clearing = {**edit, "type": CLEAR_TOOL_USES}
         if prompt_caching is None:
             # The native Messages API caches whatever name the route goes by.
             prompt_caching = caching_enabled(model, "anthropic", base_url)
@@ -202,12 +255,18 @@ class AnthropicChatModel(SdkChatModel):
             if extra["tool_choice"] is None:
                 del extra["tool_choice"]
         request.update(extra)
+        betas_needed: list[str] = []
         if any(ANTHROPIC_BLOCKS_KEY in m for m in messages):
-            # a compaction block goes back under the beta that made it
+            betas_needed.append(COMPACTION_BETA)  # a compaction block goes back under its beta
+        if self.tool_clearing is not None:
+            body = dict(request.get("extra_body") or {})
+            body["context_management"] = {"edits": [dict(self.tool_clearing)]}
+            request["extra_body"] = body
+            betas_needed.append(CONTEXT_MANAGEMENT_BETA)
+        if betas_needed:
             headers = dict(request.get("extra_headers") or {})
             betas = [b for b in str(headers.get("anthropic-beta", "")).split(",") if b]
-            if COMPACTION_BETA not in betas:
-                betas.append(COMPACTION_BETA)
+            betas += [b for b in betas_needed if b not in betas]
             headers["anthropic-beta"] = ",".join(betas)
             request["extra_headers"] = headers
         return request

@@ -46,6 +46,7 @@ from ..providers.base import ChatModel, Completion
 from ..safety.redact import redact
 from ..usage import CanonicalUsage
 from .base import SummaryRequest
+from .continuation import Continuation, ContinuationCall
 from .deadline import current_deadline
 from .window import fit_call
 
@@ -311,6 +312,8 @@ class LLMSummarizer:
         self.last_finish_reason: str | None = None
         self.last_fit: str | None = None
         self.last_window: int | None = None
+        self.continuation: Continuation | None = None
+        """Set by a host whose provider caches the conversation (:mod:`.continuation`)."""
 
     # -- SupportsCooldown ---------------------------------------------------------------
 
@@ -440,8 +443,6 @@ class LLMSummarizer:
         else:
             cap = self.max_tokens
         window = self._window(model)
-        fitted = fit_call(request, window, cap)
-        self.last_fit, self.last_window = fitted.mode, window
         options: dict[str, Any] = {}
         timeout = self.timeout
         deadline = current_deadline()
@@ -451,11 +452,33 @@ class LLMSummarizer:
             timeout = left if timeout is None else min(timeout, left)
         if timeout is not None:
             options["timeout"] = timeout
+        continued = self._continued(model, request, window, cap)
+        if continued is not None:
+            self.last_fit, self.last_window = "continuation", window
+            return _Call(model, continued.messages, cap, {**options, **continued.options})
+        fitted = fit_call(request, window, cap)
+        self.last_fit, self.last_window = fitted.mode, window
         # No system prompt: the rendered prompt carries every instruction, and some chat
         # templates (or older reasoning models) reject a system role.
         return _Call(
             model, [{"role": "user", "content": fitted.prompt}], fitted.max_tokens, options
         )
+
+    def _continued(
+        self, model: ChatModel, request: SummaryRequest, window: int | None, cap: int | None
+    ) -> ContinuationCall | None:
+        """The request as a continuation of the cached conversation, when the host offers
+        one for ``model`` and it is cheaper (:mod:`.continuation`) and fits the window."""
+        if self.continuation is None:
+            return None
+        call = self.continuation.call_for(model, request, request.prompt)
+        if call is None:
+            return None
+        room = cap if cap is not None else request.budget_tokens
+        if window is not None and call.prefix_tokens + room > window:
+            return None
+        self.continuation.used += 1
+        return call
 
     def _outcome(self, model: ChatModel, reply: _Reply) -> str | _Failure:
         """The redacted body, or the failure that the reply amounts to."""
