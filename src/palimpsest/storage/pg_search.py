@@ -1,0 +1,319 @@
+"""Session search on PostgreSQL: the SQLite store's semantics on ``tsvector`` and ``pg_trgm``.
+
+The hits have the SQLite search's shape and meaning (:data:`~.search_plan.SEARCH_COLUMNS`
+plus ``session_rank`` and ``session_date``; ``rank`` lower is better), so everything
+above the store (:mod:`.ranking`'s best-message-decides session scoring, redacted
+snippets, the ``session_search`` tool) works unchanged. How a query runs:
+
+* **Words** (``english`` stemming, stopwords dropped as :mod:`.query_terms` drops them)
+  are looked up in the GIN index on ``messages.tsv``. ``all`` requires every word,
+  ``any`` one of them, ``auto`` runs ``all`` and fills the places left from ``any``.
+  Rows are scored with Okapi BM25 (``palimpsest_bm25``: k1 1.2, b 0.75, FTS5's IDF) over
+  the query's lexemes, with document frequencies counted in the index (capped).
+* **Candidates by rarity**, as on SQLite (:mod:`.retrieval`): the rows holding the
+  rarest words while their counts fit :data:`~.fts_query.RANK_WINDOW`, then the newest
+  rows matching any word, so an old message holding the rare words is always ranked.
+* **Exact forms** (``v2.3.1``, ``--dry-run``, ``node_modules``: what the query parser
+  keeps as literal text) must appear literally (``ILIKE``, served by the trigram index).
+* **CJK and punctuation-only queries** go to the trigram index (``ILIKE`` per term),
+  newest first, as the SQLite trigram and LIKE routes do.
+* **Session metadata** (title, start date as words, source; ``sessions.meta_tsv``)
+  adds its BM25 to the session's hits, and in ``any``/``auto`` a matching session with no
+  matching message contributes its first message.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Iterable, Sequence
+from typing import Any
+
+import psycopg
+
+from ..errors import QueryError
+from .fts_query import RANK_WINDOW, _filters, _like_terms, clean_query, route_for, session_date
+from .pg_schema import INDEXED_TEXT
+from .query_terms import parse_terms
+from .retrieval import SESSION_MATCHES, SESSION_WEIGHT
+
+__all__ = ["search_hits"]
+
+DF_CAP = 100_000
+"""Document frequencies are counted up to this many rows (an index-only count)."""
+
+AVGDL_SAMPLE = 2_000
+"""The average document length is taken over this many newest rows."""
+
+_SELECT = (
+    "SELECT m.id, m.session_id, m.role, '' AS snippet, m.timestamp, s.source, s.model,"
+    " s.title AS session_title, {rank} AS rank, m.tool_name, s.started_at AS session_started"
+    " FROM messages AS m JOIN sessions AS s ON s.id = m.session_id"
+)
+_COLUMNS = (
+    "id",
+    "session_id",
+    "role",
+    "snippet",
+    "timestamp",
+    "source",
+    "model",
+    "session_title",
+    "rank",
+    "tool_name",
+    "session_started",
+)
+_INDEXED_M = INDEXED_TEXT.replace("content", "m.content").replace("tool_", "m.tool_")
+
+
+def _pg(where: Sequence[str]) -> list[str]:
+    """The shared filter clauses (written with ``?``) for psycopg."""
+    return [w.replace("?", "%s") for w in where]
+
+
+def _like(term: str) -> str:
+    escaped = term.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    return f"%{escaped}%"
+
+
+def _tsquery_literal(lexeme: str) -> str:
+    return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
+
+
+def _lexemes(con: psycopg.Connection[Any], words: Sequence[str]) -> list[str]:
+    """The distinct ``english`` lexemes of ``words`` (stopwords give none)."""
+    found: list[str] = []
+    for word in words:
+        row = con.execute(
+            "SELECT array(SELECT lexeme FROM unnest(to_tsvector('english', %s)))", (word,)
+        ).fetchone()
+        for lexeme in (row[0] if row else None) or []:
+            if lexeme not in found:
+                found.append(str(lexeme))
+    return found
+
+
+def _count(con: psycopg.Connection[Any], table: str, column: str, query: str, cap: int) -> int:
+    row = con.execute(
+        f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {column} @@ %s::tsquery LIMIT %s) AS c",
+        (query, cap),
+    ).fetchone()
+    return int(row[0]) if row else 0
+
+
+def _total(con: psycopg.Connection[Any], table: str) -> int:
+    row = con.execute(
+        "SELECT GREATEST(reltuples, 0)::bigint FROM pg_class WHERE oid = %s::regclass", (table,)
+    ).fetchone()
+    estimate = int(row[0]) if row else 0
+    if estimate >= 10_000:
+        return estimate
+    counted = con.execute(f"SELECT count(*) FROM {table}").fetchone()
+    return int(counted[0]) if counted else 0
+
+
+def _idf(total: int, df: int) -> float:
+    """FTS5's IDF, floored just above zero (a word in every row still counts a little)."""
+    return max(1e-6, math.log((total - df + 0.5) / (df + 0.5)))
+
+
+def _avgdl(con: psycopg.Connection[Any], table: str, column: str) -> float:
+    row = con.execute(
+        f"SELECT avg(length({column})) FROM (SELECT {column} FROM {table}"
+        f" ORDER BY {'id' if table == 'messages' else 'rowid'} DESC LIMIT %s) AS t",
+        (AVGDL_SAMPLE,),
+    ).fetchone()
+    return float(row[0]) if row and row[0] is not None else 1.0
+
+
+def _rows(cursor: psycopg.Cursor[Any]) -> list[dict[str, Any]]:
+    return [dict(zip(_COLUMNS, row, strict=True)) for row in cursor.fetchall()]
+
+
+class _Query:
+    """One search's parsed terms, lexeme weights and shared filters."""
+
+    def __init__(
+        self,
+        con: psycopg.Connection[Any],
+        text: str,
+        where: list[str],
+        params: list[Any],
+    ) -> None:
+        self.con = con
+        terms = parse_terms(text)
+        self.exact = [e for e in terms.exact if e]
+        self.lexemes = _lexemes(con, terms.words)
+        total = _total(con, "messages")
+        self.dfs = [
+            _count(con, "messages", "tsv", _tsquery_literal(x), DF_CAP) for x in self.lexemes
+        ]
+        self.idfs = [_idf(total, df) for df in self.dfs]
+        self.avgdl = _avgdl(con, "messages", "tsv")
+        self.where = _pg(where)
+        self.params = list(params)
+        for form in self.exact:
+            self.where.append(f"{_INDEXED_M} ILIKE %s")
+            self.params.append(_like(form))
+
+    def tsquery(self, lexemes: Sequence[str], joiner: str) -> str:
+        return f" {joiner} ".join(_tsquery_literal(x) for x in lexemes)
+
+    def ranked(self, match: str, need: int, floor_newest: int | None) -> list[dict[str, Any]]:
+        """BM25-ranked rows matching the tsquery ``match`` (the newest ``floor_newest``
+        of them when given, else all), best ``need``."""
+        rank = "-palimpsest_bm25(m.tsv, %s::text[], %s::float8[], %s)"
+        conditions = ["m.tsv @@ %s::tsquery", *self.where]
+        inner = (
+            f"SELECT m.id FROM messages AS m JOIN sessions AS s ON s.id = m.session_id"
+            f" WHERE {' AND '.join(conditions)} ORDER BY m.id DESC"
+        )
+        params: list[Any] = [match, *self.params]
+        if floor_newest is not None:
+            inner += " LIMIT %s"
+            params.append(floor_newest)
+        sql = (
+            _SELECT.format(rank=rank)
+            + f" WHERE m.id IN ({inner}) ORDER BY rank, m.id DESC LIMIT %s"
+        )
+        cursor = self.con.execute(
+            sql,
+            (self.lexemes, self.idfs, self.avgdl, *params, need),
+        )
+        return _rows(cursor)
+
+    def run(self, mode: str, need: int) -> list[dict[str, Any]]:
+        if not self.lexemes:
+            return self.literal(need) if self.exact else []
+        if mode == "all":
+            return self.ranked(self.tsquery(self.lexemes, "&"), need, RANK_WINDOW)
+        if mode == "any":
+            return self.any(need)
+        found = self.ranked(self.tsquery(self.lexemes, "&"), need, RANK_WINDOW)
+        if len(found) < need:
+            seen = {r["id"] for r in found}
+            more = [r for r in self.any(need) if r["id"] not in seen]
+            found += more[: need - len(found)]
+        return found
+
+    def any(self, need: int) -> list[dict[str, Any]]:
+        """Candidates by rarity (see the module docstring), then the newest rows."""
+        order = sorted(range(len(self.lexemes)), key=lambda i: self.dfs[i])
+        rare: list[str] = []
+        budget = 0
+        for i in order:
+            if budget + self.dfs[i] > RANK_WINDOW:
+                break
+            rare.append(self.lexemes[i])
+            budget += self.dfs[i]
+        everything = self.tsquery(self.lexemes, "|")
+        if len(rare) == len(self.lexemes):
+            return self.ranked(everything, need, None)
+        found = self.ranked(self.tsquery(rare, "|"), need, None) if rare else []
+        if len(found) < need:
+            seen = {r["id"] for r in found}
+            more = [r for r in self.ranked(everything, need, RANK_WINDOW) if r["id"] not in seen]
+            found += more[: need - len(found)]
+        return found
+
+    def literal(self, need: int) -> list[dict[str, Any]]:
+        """Rows holding every exact form, newest first (rank 0)."""
+        sql = (
+            _SELECT.format(rank="0.0")
+            + f" WHERE {' AND '.join(self.where)} ORDER BY m.id DESC LIMIT %s"
+        )
+        return _rows(self.con.execute(sql, (*self.params, need)))
+
+    def sessions(self) -> dict[str, float]:
+        """``session id -> -BM25`` of the sessions whose metadata matches any word."""
+        if not self.lexemes:
+            return {}
+        total = _total(self.con, "sessions")
+        idfs = [
+            _idf(total, _count(self.con, "sessions", "meta_tsv", _tsquery_literal(x), DF_CAP))
+            for x in self.lexemes
+        ]
+        avgdl = _avgdl(self.con, "sessions", "meta_tsv")
+        found = self.con.execute(
+            "SELECT id, -palimpsest_bm25(meta_tsv, %s::text[], %s::float8[], %s) AS r"
+            " FROM sessions WHERE meta_tsv @@ %s::tsquery ORDER BY r, rowid DESC LIMIT %s",
+            (self.lexemes, idfs, avgdl, self.tsquery(self.lexemes, "|"), SESSION_MATCHES),
+        ).fetchall()
+        return {str(sid): float(r) for sid, r in found}
+
+    def first_message(self, session_id: str) -> dict[str, Any] | None:
+        conditions = ["m.session_id = %s", *self.where]
+        sql = (
+            _SELECT.format(rank="0.0")
+            + f" WHERE {' AND '.join(conditions)}"
+            + " ORDER BY (m.role IN ('user', 'assistant')) DESC, m.id LIMIT 1"
+        )
+        found = _rows(self.con.execute(sql, (session_id, *self.params)))
+        return found[0] if found else None
+
+
+def _trigram(
+    con: psycopg.Connection[Any],
+    terms: Sequence[str],
+    where: list[str],
+    params: list[Any],
+    need: int,
+) -> list[dict[str, Any]]:
+    conditions = [*_pg(where)] + [f"{_INDEXED_M} ILIKE %s" for _ in terms]
+    sql = (
+        _SELECT.format(rank="0.0")
+        + f" WHERE {' AND '.join(conditions)} ORDER BY m.id DESC LIMIT %s"
+    )
+    cursor = con.execute(sql, (*params, *(_like(t) for t in terms), need))
+    return _rows(cursor)
+
+
+def search_hits(
+    con: psycopg.Connection[Any],
+    query: str,
+    *,
+    role_filter: str | Iterable[str] | None = None,
+    source: str | Iterable[str] | None = None,
+    exclude_sources: str | Iterable[str] | None = None,
+    limit: int = 20,
+    offset: int = 0,
+    exclude_session_ids: Sequence[str] = (),
+    match: str = "auto",
+) -> list[dict[str, Any]]:
+    """Ranked hits for ``query``, best first (see the module docstring); no snippets."""
+    if match not in ("all", "any", "auto"):
+        raise QueryError(f"unknown match mode {match!r}; use all, any or auto")
+    limit, offset = max(0, int(limit)), max(0, int(offset))
+    need = limit + offset
+    text = clean_query(query)
+    route = route_for(text)
+    if need <= 0 or route == "none":
+        return []
+    where, params = _filters(role_filter, source, exclude_sources, exclude_session_ids)
+    if route != "fts":
+        terms = _like_terms(text) if route == "trigram" else text.split()[:32]
+        rows = _trigram(con, terms or [text], where, params, need)
+    else:
+        plan = _Query(con, text, where, params)
+        rows = plan.run(match, need)
+        sessions = plan.sessions()
+        for row in rows:
+            row["session_rank"] = sessions.get(str(row["session_id"]), 0.0)
+            row["rank"] = float(row["rank"] or 0.0) + SESSION_WEIGHT * row["session_rank"]
+        if sessions and match in ("any", "auto"):
+            present = {str(r["session_id"]) for r in rows}
+            for sid, rank in list(sessions.items())[:need]:
+                if sid in present:
+                    continue
+                first = plan.first_message(sid)
+                if first is not None:
+                    first["session_rank"] = rank
+                    first["rank"] = SESSION_WEIGHT * rank
+                    rows.append(first)
+        rows.sort(key=lambda r: (r["rank"], -int(r["id"])))
+        if not rows and (plan.exact or not plan.lexemes):
+            rows = _trigram(con, text.split()[:32], where, params, need)
+    for row in rows:
+        row["rank"] = float(row["rank"] or 0.0)
+        row.setdefault("session_rank", 0.0)
+        row["session_date"] = session_date(row.get("session_started"))
+    return rows[offset:need]
