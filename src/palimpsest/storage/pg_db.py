@@ -40,6 +40,10 @@ T = TypeVar("T")
 RETRY_ERRORS = (pg_errors.SerializationFailure, pg_errors.DeadlockDetected)
 """Failures a transaction is simply run again after (nothing of it was committed)."""
 
+CONFLICT_KEYS = {"history_imports": "path, key"}
+"""The primary key of tables whose ``INSERT OR REPLACE`` conflicts on more than the first
+column; other tables conflict on their first column."""
+
 _OR_IGNORE = re.compile(r"^\s*INSERT\s+OR\s+IGNORE\s+INTO", re.IGNORECASE)
 _OR_REPLACE = re.compile(
     r"^\s*INSERT\s+OR\s+REPLACE\s+INTO\s+(\w+)\s*\(([^)]*)\)", re.IGNORECASE | re.DOTALL
@@ -65,9 +69,12 @@ def translate(sql: str) -> str:
         return _OR_IGNORE.sub("INSERT INTO", text, count=1) + " ON CONFLICT DO NOTHING"
     replace = _OR_REPLACE.match(text)
     if replace:
+        table = replace.group(1)
         columns = [c.strip() for c in replace.group(2).split(",")]
-        updates = ", ".join(f"{c} = EXCLUDED.{c}" for c in columns[1:])
-        head = f"INSERT INTO {replace.group(1)} ({replace.group(2)})"
+        key = CONFLICT_KEYS.get(table.lower(), columns[0])
+        keys = {k.strip() for k in key.split(",")}
+        updates = ", ".join(f"{c} = EXCLUDED.{c}" for c in columns if c not in keys)
+        head = f"INSERT INTO {table} ({replace.group(2)})"
         return head + text[replace.end() :] + f" ON CONFLICT ({columns[0]}) DO UPDATE SET {updates}"
     return text
 

@@ -103,6 +103,23 @@ CREATE TABLE compression_locks (
     acquired_at DOUBLE PRECISION NOT NULL,
     expires_at DOUBLE PRECISION NOT NULL
 );
+CREATE TABLE history_imports (
+    path TEXT NOT NULL,
+    key TEXT NOT NULL DEFAULT '',
+    agent TEXT NOT NULL,
+    session_id TEXT,
+    agent_session_id TEXT,
+    parent_agent_session_id TEXT,
+    size BIGINT NOT NULL,
+    mtime DOUBLE PRECISION NOT NULL,
+    sha256 TEXT NOT NULL,
+    records INTEGER NOT NULL,
+    messages INTEGER NOT NULL,
+    messages_sha256 TEXT NOT NULL,
+    imported_at DOUBLE PRECISION NOT NULL,
+    PRIMARY KEY (path, key)
+);
+CREATE INDEX idx_history_imports_agent_session ON history_imports(agent, agent_session_id);
 CREATE INDEX idx_sessions_source ON sessions(source);
 CREATE INDEX idx_sessions_parent ON sessions(parent_session_id);
 CREATE INDEX idx_sessions_started ON sessions(started_at DESC);

@@ -584,7 +584,7 @@ class PostgresSessionStore(TokenAccounting):
     def export_session(self, session_id: str, *, chain: bool = False) -> list[Message]:
         from .transfer import export_messages
 
-        return export_messages(self, session_id, chain=chain)  # type: ignore[arg-type]
+        return export_messages(self, session_id, chain=chain)
 
     def import_transcript(
         self,
@@ -598,7 +598,7 @@ class PostgresSessionStore(TokenAccounting):
         from .transfer import import_file
 
         return import_file(
-            self,  # type: ignore[arg-type]
+            self,
             path,
             format=format,
             source=source,
