@@ -25,6 +25,7 @@ snippets, the ``session_search`` tool) works unchanged. How a query runs:
 from __future__ import annotations
 
 import math
+import time
 from collections.abc import Iterable, Sequence
 from typing import Any
 
@@ -80,35 +81,59 @@ def _tsquery_literal(lexeme: str) -> str:
 
 
 def _lexemes(con: psycopg.Connection[Any], words: Sequence[str]) -> list[str]:
-    """The distinct ``english`` lexemes of ``words`` (stopwords give none)."""
-    found: list[str] = []
-    for word in words:
-        row = con.execute(
-            "SELECT array(SELECT lexeme FROM unnest(to_tsvector('english', %s)))", (word,)
-        ).fetchone()
-        for lexeme in (row[0] if row else None) or []:
-            if lexeme not in found:
-                found.append(str(lexeme))
-    return found
+    """The distinct ``english`` lexemes of ``words`` in order (stopwords give none)."""
+    if not words:
+        return []
+    found = con.execute(
+        "SELECT w.n, u.lexeme FROM unnest(%s::text[]) WITH ORDINALITY AS w(word, n),"
+        " unnest(to_tsvector('english', w.word)) AS u ORDER BY w.n",
+        (list(words),),
+    ).fetchall()
+    return list(dict.fromkeys(str(lexeme) for _n, lexeme in found))
 
 
-def _count(con: psycopg.Connection[Any], table: str, column: str, query: str, cap: int) -> int:
+def _counts(
+    con: psycopg.Connection[Any], table: str, column: str, lexemes: Sequence[str]
+) -> list[int]:
+    """Rows of ``table`` holding each lexeme, counted in the GIN index up to :data:`DF_CAP`."""
+    found = con.execute(
+        f"SELECT x.n, (SELECT count(*) FROM (SELECT 1 FROM {table}"
+        f" WHERE {column} @@ quote_literal(x.lexeme)::tsquery LIMIT %s) AS c)"
+        " FROM unnest(%s::text[]) WITH ORDINALITY AS x(lexeme, n) ORDER BY x.n",
+        (DF_CAP, list(lexemes)),
+    ).fetchall()
+    return [int(count) for _n, count in found]
+
+
+_STATS: dict[tuple[str, str], tuple[float, int, float]] = {}
+"""``(server, table) -> (when, rows, average document length)``, kept STATS_SECONDS."""
+
+STATS_SECONDS = 30.0
+
+
+def _stats(con: psycopg.Connection[Any], table: str, column: str) -> tuple[int, float]:
+    """How many rows ``table`` has and the average length (distinct lexemes) of
+    ``column`` over its newest :data:`AVGDL_SAMPLE` rows; cached for a few seconds, since
+    both move slowly and BM25 needs only their size."""
+    key = (f"{con.info.dsn} {con.info.parameter_status('search_path') or ''}", table)
+    now = time.monotonic()
+    cached = _STATS.get(key)
+    if cached is not None and now - cached[0] < STATS_SECONDS:
+        return cached[1], cached[2]
+    order = "id" if table == "messages" else "rowid"
     row = con.execute(
-        f"SELECT count(*) FROM (SELECT 1 FROM {table} WHERE {column} @@ %s::tsquery LIMIT %s) AS c",
-        (query, cap),
+        f"SELECT (SELECT GREATEST(reltuples, 0)::bigint FROM pg_class"
+        f" WHERE oid = '{table}'::regclass), (SELECT avg(length({column})) FROM"
+        f" (SELECT {column} FROM {table} ORDER BY {order} DESC LIMIT %s) AS t)",
+        (AVGDL_SAMPLE,),
     ).fetchone()
-    return int(row[0]) if row else 0
-
-
-def _total(con: psycopg.Connection[Any], table: str) -> int:
-    row = con.execute(
-        "SELECT GREATEST(reltuples, 0)::bigint FROM pg_class WHERE oid = %s::regclass", (table,)
-    ).fetchone()
-    estimate = int(row[0]) if row else 0
-    if estimate >= 10_000:
-        return estimate
-    counted = con.execute(f"SELECT count(*) FROM {table}").fetchone()
-    return int(counted[0]) if counted else 0
+    total = int(row[0]) if row and row[0] is not None else 0
+    if total < 10_000:  # small or never analysed: count
+        counted = con.execute(f"SELECT count(*) FROM {table}").fetchone()
+        total = int(counted[0]) if counted else 0
+    avgdl = float(row[1]) if row and row[1] is not None else 1.0
+    _STATS[key] = (now, total, avgdl)
+    return total, avgdl
 
 
 def _idf(total: int, df: int) -> float:
@@ -116,13 +141,20 @@ def _idf(total: int, df: int) -> float:
     return max(1e-6, math.log((total - df + 0.5) / (df + 0.5)))
 
 
-def _avgdl(con: psycopg.Connection[Any], table: str, column: str) -> float:
-    row = con.execute(
-        f"SELECT avg(length({column})) FROM (SELECT {column} FROM {table}"
-        f" ORDER BY {'id' if table == 'messages' else 'rowid'} DESC LIMIT %s) AS t",
-        (AVGDL_SAMPLE,),
-    ).fetchone()
-    return float(row[0]) if row and row[0] is not None else 1.0
+def _bm25(alias: str, column: str) -> str:
+    """SQL summing Okapi BM25 (k1 1.2, b 0.75) over the query lexemes a row holds.
+
+    ``setweight`` marks the query's lexemes and ``ts_filter`` keeps only those (both in
+    C), so each row unnests two or three entries, not its whole vector. Parameters: the
+    lexemes, again the lexemes and their IDFs, the average document length.
+    """
+    tf = "array_length(u.positions, 1)"
+    return (
+        f"(SELECT COALESCE(sum(q.idf * ({tf} * 2.2) / ({tf} + 1.2 * (0.25 + 0.75 *"
+        f" length({alias}.{column}) / GREATEST(%s, 1.0)))), 0.0)"
+        f" FROM unnest(ts_filter(setweight({alias}.{column}, 'A', %s::text[]), '{{a}}')) AS u"
+        " JOIN unnest(%s::text[], %s::float8[]) AS q(lexeme, idf) ON q.lexeme = u.lexeme)"
+    )
 
 
 def _rows(cursor: psycopg.Cursor[Any]) -> list[dict[str, Any]]:
@@ -143,12 +175,9 @@ class _Query:
         terms = parse_terms(text)
         self.exact = [e for e in terms.exact if e]
         self.lexemes = _lexemes(con, terms.words)
-        total = _total(con, "messages")
-        self.dfs = [
-            _count(con, "messages", "tsv", _tsquery_literal(x), DF_CAP) for x in self.lexemes
-        ]
+        self.dfs = _counts(con, "messages", "tsv", self.lexemes) if self.lexemes else []
+        total, self.avgdl = _stats(con, "messages", "tsv") if self.lexemes else (0, 1.0)
         self.idfs = [_idf(total, df) for df in self.dfs]
-        self.avgdl = _avgdl(con, "messages", "tsv")
         self.where = _pg(where)
         self.params = list(params)
         for form in self.exact:
@@ -161,7 +190,7 @@ class _Query:
     def ranked(self, match: str, need: int, floor_newest: int | None) -> list[dict[str, Any]]:
         """BM25-ranked rows matching the tsquery ``match`` (the newest ``floor_newest``
         of them when given, else all), best ``need``."""
-        rank = "-palimpsest_bm25(m.tsv, %s::text[], %s::float8[], %s)"
+        rank = "-" + _bm25("m", "tsv")
         conditions = ["m.tsv @@ %s::tsquery", *self.where]
         inner = (
             f"SELECT m.id FROM messages AS m JOIN sessions AS s ON s.id = m.session_id"
@@ -177,7 +206,7 @@ class _Query:
         )
         cursor = self.con.execute(
             sql,
-            (self.lexemes, self.idfs, self.avgdl, *params, need),
+            (self.avgdl, self.lexemes, self.lexemes, self.idfs, *params, need),
         )
         return _rows(cursor)
 
@@ -227,16 +256,20 @@ class _Query:
         """``session id -> -BM25`` of the sessions whose metadata matches any word."""
         if not self.lexemes:
             return {}
-        total = _total(self.con, "sessions")
-        idfs = [
-            _idf(total, _count(self.con, "sessions", "meta_tsv", _tsquery_literal(x), DF_CAP))
-            for x in self.lexemes
-        ]
-        avgdl = _avgdl(self.con, "sessions", "meta_tsv")
+        total, avgdl = _stats(self.con, "sessions", "meta_tsv")
+        counts = _counts(self.con, "sessions", "meta_tsv", self.lexemes)
+        idfs = [_idf(total, df) for df in counts]
         found = self.con.execute(
-            "SELECT id, -palimpsest_bm25(meta_tsv, %s::text[], %s::float8[], %s) AS r"
-            " FROM sessions WHERE meta_tsv @@ %s::tsquery ORDER BY r, rowid DESC LIMIT %s",
-            (self.lexemes, idfs, avgdl, self.tsquery(self.lexemes, "|"), SESSION_MATCHES),
+            f"SELECT s.id, -{_bm25('s', 'meta_tsv')} AS r FROM sessions AS s"
+            " WHERE s.meta_tsv @@ %s::tsquery ORDER BY r, s.rowid DESC LIMIT %s",
+            (
+                avgdl,
+                self.lexemes,
+                self.lexemes,
+                idfs,
+                self.tsquery(self.lexemes, "|"),
+                SESSION_MATCHES,
+            ),
         ).fetchall()
         return {str(sid): float(r) for sid, r in found}
 
