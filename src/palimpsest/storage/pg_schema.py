@@ -5,8 +5,8 @@ modules (:mod:`.lineage`, :mod:`.codec`, :mod:`.session_secrets`). What differs:
 
 * ``messages.tsv``, a generated ``tsvector`` over the indexed text (content, tool name,
   tool calls) with the ``english`` configuration (Snowball stemming, like the ``porter``
-  tokenizer of the word index), under a GIN index; the same text has a ``pg_trgm`` GIN
-  index for CJK and literal, punctuated queries (``ILIKE``).
+  tokenizer of the word index), under a GIN index; the rows with CJK text also have a
+  ``pg_trgm`` GIN index (``ILIKE``), as on SQLite.
 * ``sessions.meta_tsv``: the title, start date as words and source (the SQLite
   ``sessions_fts``), written by the store, since the date words are local time.
 * ``sessions.rowid``: an identity column, the insertion order SQLite's ``rowid`` gives
@@ -24,6 +24,8 @@ from typing import Any
 
 import psycopg
 
+from .fts_query import CJK_RANGES
+
 __all__ = ["INDEXED_TEXT", "MIGRATIONS", "SCHEMA_LOCK", "migrate", "schema_version"]
 
 SCHEMA_LOCK = 0x70616C6D
@@ -33,6 +35,15 @@ INDEXED_TEXT = (
     "(COALESCE(content, '') || ' ' || COALESCE(tool_name, '') || ' ' || COALESCE(tool_calls, ''))"
 )
 """The text both message indexes cover (the SQLite indexes' ``INDEXED_TEXT``)."""
+
+CJK_PATTERN = "[" + "".join(f"{chr(lo)}-{chr(hi)}" for lo, hi in CJK_RANGES) + "]"
+"""A regular expression matching one CJK character (the router's ranges)."""
+
+HAS_CJK = f"{INDEXED_TEXT} ~ '{CJK_PATTERN}'"
+"""The trigram index's predicate: like the SQLite trigram index, it holds only rows with
+CJK text (the word index serves everything else; a trigram entry for every row made
+inserts several times slower for no query that needs it). A query that wants the index
+repeats this condition."""
 
 _V1 = f"""
 CREATE EXTENSION IF NOT EXISTS pg_trgm;
@@ -127,7 +138,8 @@ CREATE UNIQUE INDEX idx_sessions_title_unique ON sessions(title) WHERE title IS 
 CREATE INDEX idx_sessions_meta ON sessions USING gin (meta_tsv);
 CREATE INDEX idx_messages_session ON messages(session_id, timestamp);
 CREATE INDEX idx_messages_tsv ON messages USING gin (tsv);
-CREATE INDEX idx_messages_trgm ON messages USING gin ({INDEXED_TEXT} gin_trgm_ops);
+CREATE INDEX idx_messages_trgm ON messages USING gin ({INDEXED_TEXT} gin_trgm_ops)
+    WHERE {HAS_CJK};
 CREATE AGGREGATE total(double precision) (
     sfunc = float8pl, stype = double precision, initcond = '0'
 );

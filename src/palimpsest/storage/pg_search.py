@@ -14,9 +14,10 @@ snippets, the ``session_search`` tool) works unchanged. How a query runs:
   rarest words while their counts fit :data:`~.fts_query.RANK_WINDOW`, then the newest
   rows matching any word, so an old message holding the rare words is always ranked.
 * **Exact forms** (``v2.3.1``, ``--dry-run``, ``node_modules``: what the query parser
-  keeps as literal text) must appear literally (``ILIKE``, served by the trigram index).
-* **CJK and punctuation-only queries** go to the trigram index (``ILIKE`` per term),
-  newest first, as the SQLite trigram and LIKE routes do.
+  keeps as literal text) must appear literally (``ILIKE`` on the rows the words found).
+* **CJK queries** go to the ``pg_trgm`` index of the CJK rows (``ILIKE`` per term), and
+  punctuation-only ones to a plain ``ILIKE`` scan, newest first, as the SQLite trigram
+  and LIKE routes do.
 * **Session metadata** (title, start date as words, source; ``sessions.meta_tsv``)
   adds its BM25 to the session's hits, and in ``any``/``auto`` a matching session with no
   matching message contributes its first message.
@@ -32,8 +33,16 @@ from typing import Any
 import psycopg
 
 from ..errors import QueryError
-from .fts_query import RANK_WINDOW, _filters, _like_terms, clean_query, route_for, session_date
-from .pg_schema import INDEXED_TEXT
+from .fts_query import (
+    RANK_WINDOW,
+    _filters,
+    _like_terms,
+    cjk_count,
+    clean_query,
+    route_for,
+    session_date,
+)
+from .pg_schema import CJK_PATTERN, INDEXED_TEXT
 from .query_terms import parse_terms
 from .retrieval import SESSION_MATCHES, SESSION_WEIGHT
 
@@ -245,12 +254,28 @@ class _Query:
         return found
 
     def literal(self, need: int) -> list[dict[str, Any]]:
-        """Rows holding every exact form, newest first (rank 0)."""
-        sql = (
-            _SELECT.format(rank="0.0")
-            + f" WHERE {' AND '.join(self.where)} ORDER BY m.id DESC LIMIT %s"
-        )
-        return _rows(self.con.execute(sql, (*self.params, need)))
+        """Rows holding every exact form, newest first (rank 0).
+
+        The word index narrows the scan first (``plainto_tsquery`` of each form: the same
+        parser split the stored text); only when that finds nothing is every row scanned,
+        since a form glued to other characters may have been split differently there.
+        """
+        narrowed = [
+            *self.where,
+            *("m.tsv @@ plainto_tsquery('english', %s)" for _ in self.exact),
+        ]
+        for conditions, params in (
+            (narrowed, [*self.params, *self.exact]),
+            (self.where, self.params),
+        ):
+            sql = (
+                _SELECT.format(rank="0.0")
+                + f" WHERE {' AND '.join(conditions)} ORDER BY m.id DESC LIMIT %s"
+            )
+            found = _rows(self.con.execute(sql, (*params, need)))
+            if found:
+                return found
+        return []
 
     def sessions(self) -> dict[str, float]:
         """``session id -> -BM25`` of the sessions whose metadata matches any word."""
@@ -290,8 +315,13 @@ def _trigram(
     where: list[str],
     params: list[Any],
     need: int,
+    cjk: bool = False,
 ) -> list[dict[str, Any]]:
+    """Rows holding every term literally, newest first; ``cjk`` adds the trigram index's
+    predicate (only rows with CJK text are in it) so the planner can use the index."""
     conditions = [*_pg(where)] + [f"{_INDEXED_M} ILIKE %s" for _ in terms]
+    if cjk:
+        conditions.append(f"{_INDEXED_M} ~ '{CJK_PATTERN}'")
     sql = (
         _SELECT.format(rank="0.0")
         + f" WHERE {' AND '.join(conditions)} ORDER BY m.id DESC LIMIT %s"
@@ -324,7 +354,7 @@ def search_hits(
     where, params = _filters(role_filter, source, exclude_sources, exclude_session_ids)
     if route != "fts":
         terms = _like_terms(text) if route == "trigram" else text.split()[:32]
-        rows = _trigram(con, terms or [text], where, params, need)
+        rows = _trigram(con, terms or [text], where, params, need, cjk=cjk_count(text) > 0)
     else:
         plan = _Query(con, text, where, params)
         rows = plan.run(match, need)
