@@ -29,7 +29,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 import psycopg
 from psycopg import errors as pg_errors
-from psycopg_pool import ConnectionPool
+from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..errors import DatabaseLockedError, StorageError
 
@@ -75,7 +75,7 @@ def translate(sql: str) -> str:
         keys = {k.strip() for k in key.split(",")}
         updates = ", ".join(f"{c} = EXCLUDED.{c}" for c in columns if c not in keys)
         head = f"INSERT INTO {table} ({replace.group(2)})"
-        return head + text[replace.end() :] + f" ON CONFLICT ({columns[0]}) DO UPDATE SET {updates}"
+        return head + text[replace.end() :] + f" ON CONFLICT ({key}) DO UPDATE SET {updates}"
     return text
 
 
@@ -141,6 +141,9 @@ class PgDatabase:
         self._local = threading.local()  # the connection of this thread's open transaction
         self.attempts = max(1, attempts)
         try:
+            # One direct connection first: a wrong URL fails now, in one line, instead of
+            # the pool retrying in the background until its timeout.
+            psycopg.connect(url, connect_timeout=max(1, int(timeout))).close()
             self.pool: ConnectionPool[psycopg.Connection[Any]] = ConnectionPool(
                 url,
                 min_size=min_size,
@@ -150,7 +153,7 @@ class PgDatabase:
                 name="palimpsest",
             )
             self.pool.open(wait=True, timeout=timeout)
-        except (psycopg.Error, psycopg.pool.PoolTimeout) as exc:  # type: ignore[attr-defined]
+        except (psycopg.Error, PoolTimeout) as exc:
             raise StorageError(
                 f"Session database not available: {self.location}: {_first_line(exc)}",
                 path=self.location,
