@@ -89,29 +89,31 @@ def _tsquery_literal(lexeme: str) -> str:
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def _lexemes(con: psycopg.Connection[Any], words: Sequence[str]) -> list[str]:
-    """The distinct ``english`` lexemes of ``words`` in order (stopwords give none)."""
+def _lexemes(
+    con: psycopg.Connection[Any], words: Sequence[str]
+) -> tuple[list[str], list[int], list[int]]:
+    """The distinct ``english`` lexemes of ``words`` in order (stopwords give none), and
+    how many messages and how many sessions' metadata hold each (counted in the GIN
+    indexes up to :data:`DF_CAP`): one round trip."""
     if not words:
-        return []
+        return [], [], []
     found = con.execute(
-        "SELECT w.n, u.lexeme FROM unnest(%s::text[]) WITH ORDINALITY AS w(word, n),"
-        " unnest(to_tsvector('english', w.word)) AS u ORDER BY w.n",
-        (list(words),),
+        "WITH x AS (SELECT u.lexeme, min(w.n) AS n"
+        " FROM unnest(%s::text[]) WITH ORDINALITY AS w(word, n),"
+        " unnest(to_tsvector('english', w.word)) AS u GROUP BY u.lexeme)"
+        " SELECT x.lexeme,"
+        " (SELECT count(*) FROM (SELECT 1 FROM messages"
+        "  WHERE tsv @@ quote_literal(x.lexeme)::tsquery LIMIT %s) AS c),"
+        " (SELECT count(*) FROM (SELECT 1 FROM sessions"
+        "  WHERE meta_tsv @@ quote_literal(x.lexeme)::tsquery LIMIT %s) AS c)"
+        " FROM x ORDER BY x.n, x.lexeme",
+        (list(words), DF_CAP, DF_CAP),
     ).fetchall()
-    return list(dict.fromkeys(str(lexeme) for _n, lexeme in found))
-
-
-def _counts(
-    con: psycopg.Connection[Any], table: str, column: str, lexemes: Sequence[str]
-) -> list[int]:
-    """Rows of ``table`` holding each lexeme, counted in the GIN index up to :data:`DF_CAP`."""
-    found = con.execute(
-        f"SELECT x.n, (SELECT count(*) FROM (SELECT 1 FROM {table}"
-        f" WHERE {column} @@ quote_literal(x.lexeme)::tsquery LIMIT %s) AS c)"
-        " FROM unnest(%s::text[]) WITH ORDINALITY AS x(lexeme, n) ORDER BY x.n",
-        (DF_CAP, list(lexemes)),
-    ).fetchall()
-    return [int(count) for _n, count in found]
+    return (
+        [str(r[0]) for r in found],
+        [int(r[1]) for r in found],
+        [int(r[2]) for r in found],
+    )
 
 
 _STATS: dict[tuple[str, str], tuple[float, int, float]] = {}
@@ -183,8 +185,7 @@ class _Query:
         self.con = con
         terms = parse_terms(text)
         self.exact = [e for e in terms.exact if e]
-        self.lexemes = _lexemes(con, terms.words)
-        self.dfs = _counts(con, "messages", "tsv", self.lexemes) if self.lexemes else []
+        self.lexemes, self.dfs, self.meta_dfs = _lexemes(con, terms.words)
         total, self.avgdl = _stats(con, "messages", "tsv") if self.lexemes else (0, 1.0)
         self.idfs = [_idf(total, df) for df in self.dfs]
         self.where = _pg(where)
@@ -282,8 +283,7 @@ class _Query:
         if not self.lexemes:
             return {}
         total, avgdl = _stats(self.con, "sessions", "meta_tsv")
-        counts = _counts(self.con, "sessions", "meta_tsv", self.lexemes)
-        idfs = [_idf(total, df) for df in counts]
+        idfs = [_idf(total, df) for df in self.meta_dfs]
         found = self.con.execute(
             f"SELECT s.id, -{_bm25('s', 'meta_tsv')} AS r FROM sessions AS s"
             " WHERE s.meta_tsv @@ %s::tsquery ORDER BY r, s.rowid DESC LIMIT %s",
