@@ -159,7 +159,10 @@ MIGRATIONS: tuple[tuple[str, str], ...] = (("initial", _V1),)
 
 
 def schema_version(con: psycopg.Connection[Any]) -> int:
-    found = con.execute("SELECT to_regclass('palimpsest_schema')").fetchone()
+    # Only the schema the tables go to (the first of search_path), not one further on.
+    found = con.execute(
+        "SELECT to_regclass(quote_ident(current_schema()) || '.palimpsest_schema')"
+    ).fetchone()
     if not found or found[0] is None:
         return 0
     row = con.execute("SELECT max(version) FROM palimpsest_schema").fetchone()
