@@ -10,17 +10,7 @@ import pytest
 
 from palimpsest import open_store
 from palimpsest.errors import DuplicateTranscriptError
-from palimpsest.storage.pg_store import PostgresSessionStore, session_meta_text
-
-
-def test_meta_text_spells_the_date_as_words() -> None:
-    from datetime import datetime
-
-    epoch = datetime(2023, 6, 7, 12, 0).timestamp()
-    assert session_meta_text("Garden", epoch, "telegram") == (
-        "Garden 2023-06-07 June 7 2023 Wednesday telegram"
-    )
-    assert session_meta_text(None, None, "cli") == "cli"
+from palimpsest.storage.pg_store import PostgresSessionStore
 
 
 def test_rows_look_like_sqlite_rows(pg_url: str) -> None:

@@ -32,6 +32,7 @@ from ..files import output_target, replace_file
 from ..messages import dump_transcript, render_content
 from ..safety.redact import redact_value
 from ..storage.contract import Store
+from ..storage.factory import is_postgres_url, redacted_url, store_url
 from ..storage.factory import open_store as open_configured_store
 from ..storage.failures import is_not_sqlite
 from ..storage.recovery import recover_rows
@@ -425,9 +426,14 @@ def export_command(
 
 @sessions_app.command("path")
 def path_command(db: DbOption = None) -> None:
-    """Print the database file's path (it may not exist yet)."""
+    """Print the database file's path (it may not exist yet), or the PostgreSQL URL
+    (password hidden) when ``PALIMPSEST_DATABASE_URL`` or ``store.url`` names one."""
     with handle_errors():
-        typer.echo(str(db_path(db=db)))
+        url = None if db is not None else store_url()
+        if url is not None and is_postgres_url(url):
+            typer.echo(redacted_url(url))
+            return
+        typer.echo(str(Path(url).expanduser() if url else db_path(db=db)))
 
 
 @sessions_app.command("verify")
@@ -470,7 +476,7 @@ def verify_command(
                 highlight=False,
             )
         raise typer.Exit(1)
-    typer.echo(f"ok: {counts[0]} sessions, {counts[1]} messages, {store.path}")
+    typer.echo(f"ok: {counts[0]} sessions, {counts[1]} messages, {store.location}")
 
 
 def _cannot_open(path: Path, exc: DatabaseCorruptError, repair: bool) -> NoReturn:

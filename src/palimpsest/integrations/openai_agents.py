@@ -148,7 +148,7 @@ class PalimpsestSession:
         instructions = model_data.instructions
         if result and result[0].get("role") == "system":
             instructions = str(result.pop(0).get("content") or "") or instructions
-        return ModelInputData(input=list(dicts_to_items(result)), instructions=instructions)
+        return ModelInputData(input=list(dicts_to_items(result)), instructions=instructions)  # type: ignore[arg-type]
 
     # -- the store (blocking; called in a worker thread) -------------------------------
 

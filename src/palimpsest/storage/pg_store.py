@@ -21,7 +21,6 @@ import json
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 from typing import Any, cast
 
@@ -35,99 +34,12 @@ from .codec import MESSAGE_COLUMNS, call_names, count_tool_calls, decode_row, en
 from .pg_db import PgDatabase
 from .pg_schema import migrate
 from .pg_schema import schema_version as _schema_version
+from .pg_writes import HIDDEN, insert_messages, one_session, session_meta_text, set_meta
 from .sessions import new_session_id
 from .titles import next_title_in_lineage, sanitize_title
 from .writes import INHERITED, check_title_free, seed_key
 
 __all__ = ["PostgresSessionStore", "session_meta_text"]
-
-_HIDDEN = ("rowid", "meta_tsv")
-"""PostgreSQL-only columns left out of session rows."""
-
-_MAX_PARAMETERS = 65_535
-
-_MONTHS = [
-    "January",
-    "February",
-    "March",
-    "April",
-    "May",
-    "June",
-    "July",
-    "August",
-    "September",
-    "October",
-    "November",
-    "December",
-]
-_WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
-
-
-def session_meta_text(title: str | None, started_at: float | None, source: str | None) -> str:
-    """The words a session's metadata is found by: title, start date (local time, as
-    ``2023-06-07 June 7 2023 Wednesday``, the SQLite ``sessions_fts`` spelling), source."""
-    date = ""
-    if started_at is not None:
-        when = datetime.fromtimestamp(float(started_at))
-        date = (
-            f"{when:%Y-%m-%d} {_MONTHS[when.month - 1]} {when.day} {when.year}"
-            f" {_WEEKDAYS[when.weekday()]}"
-        )
-    return " ".join(p for p in (title or "", date, source or "") if p)
-
-
-def _session_row(names: Sequence[str], values: Sequence[Any]) -> dict[str, Any]:
-    return {k: v for k, v in zip(names, values, strict=True) if k not in _HIDDEN}
-
-
-def _one(con: psycopg.Connection[Any], sql: str, params: Sequence[Any]) -> dict[str, Any] | None:
-    cursor = con.execute(sql, params)
-    row = cursor.fetchone()
-    if row is None or cursor.description is None:
-        return None
-    return _session_row([d.name for d in cursor.description], row)
-
-
-def _set_meta(con: psycopg.Connection[Any], session_id: str) -> None:
-    row = con.execute(
-        "SELECT title, started_at, source FROM sessions WHERE id = %s", (session_id,)
-    ).fetchone()
-    if row is not None:
-        con.execute(
-            "UPDATE sessions SET meta_tsv = to_tsvector('english', %s) WHERE id = %s",
-            (session_meta_text(*row), session_id),
-        )
-
-
-def _insert_messages(
-    con: psycopg.Connection[Any], session_id: str, encoded: list[dict[str, Any]], tool_calls: int
-) -> list[int]:
-    """Lock the session row, bump its counters, insert the rows; the new ids in order."""
-    locked = con.execute(
-        "UPDATE sessions SET message_count = COALESCE(message_count, 0) + %s,"
-        " tool_call_count = COALESCE(tool_call_count, 0) + %s WHERE id = %s RETURNING id",
-        (len(encoded), tool_calls, session_id),
-    ).fetchone()
-    if locked is None:
-        raise SessionNotFoundError(session_id)
-    columns = ("session_id", "timestamp", *MESSAGE_COLUMNS)
-    marks = "(" + ", ".join("%s" for _ in columns) + ")"
-    per_statement = max(1, _MAX_PARAMETERS // len(columns))
-    now = time.time()
-    ids: list[int] = []
-    for start in range(0, len(encoded), per_statement):
-        chunk = encoded[start : start + per_statement]
-        params: list[Any] = []
-        for i, row in enumerate(chunk, start):
-            params += [session_id, now + i * 1e-6, *(row[c] for c in MESSAGE_COLUMNS)]
-        found = con.execute(
-            f"INSERT INTO messages ({', '.join(columns)}) VALUES "
-            + ", ".join([marks] * len(chunk))
-            + " RETURNING id",
-            params,
-        ).fetchall()
-        ids += sorted(int(r[0]) for r in found)
-    return ids
 
 
 class PostgresSessionStore(TokenAccounting):
@@ -246,7 +158,7 @@ class PostgresSessionStore(TokenAccounting):
 
     def get_session(self, session_id: str) -> dict[str, Any] | None:
         with self._db.connection() as con:
-            row = _one(con, "SELECT * FROM sessions WHERE id = %s", (session_id,))
+            row = one_session(con, "SELECT * FROM sessions WHERE id = %s", (session_id,))
         if row is not None and row.get("model_config"):
             row["model_config"] = json.loads(row["model_config"])
         return row
@@ -292,7 +204,7 @@ class PostgresSessionStore(TokenAccounting):
             changed = con.execute(
                 "UPDATE sessions SET title = %s WHERE id = %s", (clean, session_id)
             ).rowcount
-            _set_meta(con, session_id)
+            set_meta(con, session_id)
             return changed > 0
 
         return self._db.transact(set_title)
@@ -387,7 +299,7 @@ class PostgresSessionStore(TokenAccounting):
             for m, n in zip(batch, counts, strict=True)
         ]
         tool_calls = sum(count_tool_calls(m) for m in batch)
-        return self._db.transact(lambda con: _insert_messages(con, session_id, encoded, tool_calls))
+        return self._db.transact(lambda con: insert_messages(con, session_id, encoded, tool_calls))
 
     def _stored_call_names(self, session_id: str, call_ids: set[str]) -> dict[str, str]:
         with self._db.connection() as con:
@@ -437,7 +349,9 @@ class PostgresSessionStore(TokenAccounting):
         wanted_title = sanitize_title(title)
 
         def create(con: psycopg.Connection[Any]) -> None:
-            parent = _one(con, "SELECT * FROM sessions WHERE id = %s FOR UPDATE", (parent_id,))
+            parent = one_session(
+                con, "SELECT * FROM sessions WHERE id = %s FOR UPDATE", (parent_id,)
+            )
             if parent is None:
                 raise SessionNotFoundError(parent_id)
             if parent["ended_at"] is not None and parent["end_reason"] != "compression":
@@ -476,7 +390,7 @@ class PostgresSessionStore(TokenAccounting):
                 (*values.values(), session_meta_text(new_title, started, parent["source"])),
             )
             if encoded:
-                _insert_messages(con, sid, encoded, tool_calls)
+                insert_messages(con, sid, encoded, tool_calls)
                 con.execute(
                     "INSERT INTO state_meta (key, value) VALUES (%s, %s)",
                     (seed_key(sid), str(len(encoded))),
@@ -522,7 +436,7 @@ class PostgresSessionStore(TokenAccounting):
             found = _lineage.list_rows(
                 con, limit=limit, offset=offset, source=source, include_children=include_children
             )
-        return [{k: v for k, v in row.items() if k not in _HIDDEN} for row in found]
+        return [{k: v for k, v in row.items() if k not in HIDDEN} for row in found]
 
     # -- search, transcripts, maintenance -----------------------------------------------
 
