@@ -6,7 +6,11 @@ modules (:mod:`.lineage`, :mod:`.codec`, :mod:`.session_secrets`). What differs:
 * ``messages.tsv``, a generated ``tsvector`` over the indexed text (content, tool name,
   tool calls) with the ``english`` configuration (Snowball stemming, like the ``porter``
   tokenizer of the word index), under a GIN index; the rows with CJK text also have a
-  ``pg_trgm`` GIN index (``ILIKE``), as on SQLite.
+  ``pg_trgm`` GIN index (``ILIKE``), as on SQLite. The word index is built with
+  ``fastupdate = off``: with GIN's pending list every search scanned the entries not yet
+  merged (about 10 ms per lookup after 20,000 inserts, until a vacuum), while writing
+  each row's entries at insert costs a batch about half its speed and keeps single
+  appends steady (benchmarks.md).
 * ``sessions.meta_tsv``: the title, start date as words and source (the SQLite
   ``sessions_fts``), written by the store, since the date words are local time.
 * ``sessions.rowid``: an identity column, the insertion order SQLite's ``rowid`` gives
@@ -137,7 +141,7 @@ CREATE INDEX idx_sessions_started ON sessions(started_at DESC);
 CREATE UNIQUE INDEX idx_sessions_title_unique ON sessions(title) WHERE title IS NOT NULL;
 CREATE INDEX idx_sessions_meta ON sessions USING gin (meta_tsv);
 CREATE INDEX idx_messages_session ON messages(session_id, timestamp);
-CREATE INDEX idx_messages_tsv ON messages USING gin (tsv);
+CREATE INDEX idx_messages_tsv ON messages USING gin (tsv) WITH (fastupdate = off);
 CREATE INDEX idx_messages_trgm ON messages USING gin ({INDEXED_TEXT} gin_trgm_ops)
     WHERE {HAS_CJK};
 CREATE AGGREGATE total(double precision) (
