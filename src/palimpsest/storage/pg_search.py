@@ -8,8 +8,10 @@ snippets, the ``session_search`` tool) works unchanged. How a query runs:
 * **Words** (``english`` stemming, stopwords dropped as :mod:`.query_terms` drops them)
   are looked up in the GIN index on ``messages.tsv``. ``all`` requires every word,
   ``any`` one of them, ``auto`` runs ``all`` and fills the places left from ``any``.
-  Rows are scored with Okapi BM25 (``palimpsest_bm25``: k1 1.2, b 0.75, FTS5's IDF) over
-  the query's lexemes, with document frequencies counted in the index (capped).
+  Rows are scored with Okapi BM25 (k1 1.2, b 0.75, FTS5's IDF) over the query's
+  lexemes, with document frequencies counted in the index (capped). A document's length
+  is its number of distinct lexemes (``length(tsvector)``), where FTS5 counts tokens: a
+  message repeating one word counts as shorter here.
 * **Candidates by rarity**, as on SQLite (:mod:`.retrieval`): the rows holding the
   rarest words while their counts fit :data:`~.fts_query.RANK_WINDOW`, then the newest
   rows matching any word, so an old message holding the rare words is always ranked.
