@@ -10,7 +10,7 @@ import palimpsest
 from palimpsest.config import settings_from_dict
 from palimpsest.errors import StorageError
 from palimpsest.storage import SessionStore, Store
-from palimpsest.storage.factory import DATABASE_URL_ENV, is_postgres_url, open_store, store_url
+from palimpsest.storage.factory import DATABASE_URL_ENV, open_store, store_url
 
 
 def test_the_default_is_the_sqlite_file_in_home(isolated_home: Path) -> None:
@@ -45,13 +45,6 @@ def test_store_path_is_used_without_a_url(tmp_path: Path) -> None:
     assert store_url(settings=settings) is None
     with open_store(settings=settings) as store:
         assert store.path == tmp_path / "p.db"
-
-
-def test_postgres_urls_are_recognised() -> None:
-    assert is_postgres_url("postgresql://u@h/db")
-    assert is_postgres_url(" POSTGRES://u@h/db")
-    assert not is_postgres_url("/var/lib/state.db")
-    assert not is_postgres_url("sqlite:///x.db")
 
 
 def test_an_unreachable_server_is_one_clear_error(tmp_path: Path) -> None:

@@ -169,10 +169,10 @@ _registry = threading.Lock()
 
 def _local_lock(store: Store, key: str) -> _KeyLock:
     with _registry:
-        found = _local_locks.get((str(store.path), key))
+        found = _local_locks.get((store.location, key))
         if found is None:
             found = _KeyLock()
-            _local_locks[(str(store.path), key)] = found
+            _local_locks[(store.location, key)] = found
         return found
 
 
@@ -217,8 +217,8 @@ def admission(
 
 def _busy(store: Store, key: str, holder: str) -> DatabaseLockedError:
     return DatabaseLockedError(
-        f"{store.path}: the gateway hygiene lease {key!r} stayed held by {holder}; the "
+        f"{store.location}: the gateway hygiene lease {key!r} stayed held by {holder}; the "
         "message was not stored. Retry the delivery; a holder that crashed is taken over "
         "when its lease expires.",
-        path=store.path,
+        path=store.location,
     )

@@ -17,9 +17,9 @@ from __future__ import annotations
 import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
 
 from ..errors import MissingDependencyError
+from .urls import is_postgres_url, redacted_url
 
 if TYPE_CHECKING:
     from ..config import Settings
@@ -28,24 +28,6 @@ if TYPE_CHECKING:
 __all__ = ["DATABASE_URL_ENV", "is_postgres_url", "open_store", "redacted_url", "store_url"]
 
 DATABASE_URL_ENV = "PALIMPSEST_DATABASE_URL"
-
-_PG_SCHEMES = ("postgresql://", "postgres://")
-
-
-def is_postgres_url(url: str) -> bool:
-    return url.strip().lower().startswith(_PG_SCHEMES)
-
-
-def redacted_url(url: str) -> str:
-    """``url`` without its password (for messages, logs and cache keys)."""
-    parts = urlsplit(url)
-    if parts.password is None:
-        return url
-    host = parts.hostname or ""
-    if parts.port is not None:
-        host = f"{host}:{parts.port}"
-    user = f"{parts.username}:***@" if parts.username else ""
-    return urlunsplit((parts.scheme, user + host, parts.path, parts.query, parts.fragment))
 
 
 def store_url(url: str | Path | None = None, *, settings: Settings | None = None) -> str | None:

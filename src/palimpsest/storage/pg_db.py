@@ -31,7 +31,7 @@ from psycopg import errors as pg_errors
 from psycopg_pool import ConnectionPool, PoolTimeout
 
 from ..errors import DatabaseLockedError, StorageError
-from .factory import redacted_url
+from .urls import redacted_url
 
 __all__ = ["PgDatabase", "SqliteDialect", "redacted_url", "translate"]
 
