@@ -15,8 +15,8 @@ modules (:mod:`.lineage`, :mod:`.codec`, :mod:`.session_secrets`). What differs:
   ``sessions_fts``), written by the store, since the date words are local time.
 * ``sessions.rowid``: an identity column, the insertion order SQLite's ``rowid`` gives
   (the lineage queries break ties on it).
-* ``palimpsest_bm25(doc, lexemes, idfs, avgdl)``: Okapi BM25 of one ``tsvector`` for
-  the query's lexemes, and ``total()``, SQLite's float sum, for the shared queries.
+* ``total()``, SQLite's float sum, for the shared queries (BM25 is computed in the
+  search statements themselves, :mod:`.pg_search`).
 
 Migrations run under an advisory lock, so processes opening a new database at once
 apply each step exactly once.
@@ -147,15 +147,6 @@ CREATE INDEX idx_messages_trgm ON messages USING gin ({INDEXED_TEXT} gin_trgm_op
 CREATE AGGREGATE total(double precision) (
     sfunc = float8pl, stype = double precision, initcond = '0'
 );
-CREATE FUNCTION palimpsest_bm25(
-    doc tsvector, lexemes text[], idfs double precision[], avgdl double precision
-) RETURNS double precision LANGUAGE sql IMMUTABLE PARALLEL SAFE AS $$
-    SELECT COALESCE(sum(q.idf * (u.tf * 2.2)
-        / (u.tf + 1.2 * (0.25 + 0.75 * length(doc) / GREATEST(avgdl, 1.0)))), 0.0)
-    FROM unnest(lexemes, idfs) AS q(lexeme, idf)
-    JOIN (SELECT lexeme, COALESCE(array_length(positions, 1), 1)::double precision AS tf
-          FROM unnest(doc)) AS u USING (lexeme)
-$$;
 """
 
 MIGRATIONS: tuple[tuple[str, str], ...] = (("initial", _V1),)
