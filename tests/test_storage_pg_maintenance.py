@@ -20,7 +20,7 @@ def test_an_undecodable_row_is_named_not_raised(pg_url: str) -> None:
         assert store.verify() == problems  # repair keeps rows it cannot read
 
 
-def test_a_missing_extension_is_reported(pg_url: str) -> None:
+def test_a_healthy_store_verifies_clean(pg_url: str) -> None:
     with open_store(pg_url) as store:
         assert store.verify() == []
         assert store.schema_version >= 1
