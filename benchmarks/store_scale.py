@@ -28,6 +28,11 @@ Reported, store and floor side by side:
   counted found when its message is in the top 10.
 
 Run: ``.venv/bin/python benchmarks/store_scale.py --messages 20000`` for a quick check.
+``--url postgresql://...`` measures a PostgreSQL store instead (issue 26): the benchmark
+creates a schema of its own in that database (dropped afterwards unless ``--keep``), and
+the SQLite FTS5 floor is still built beside it in a temp dir, so the ratios compare the
+same text on the same machine. Sizes are then PostgreSQL's relation sizes (tables, TOAST
+and indexes).
 """
 
 from __future__ import annotations
@@ -52,6 +57,7 @@ from typing import Any
 import apsw
 
 from palimpsest.storage.codec import encode_message
+from palimpsest.storage.factory import open_store
 from palimpsest.storage.fts_query import RANK_WINDOW, build_search, run_search
 from palimpsest.storage.maintenance import maintain
 from palimpsest.storage.sessions import SessionStore
@@ -629,6 +635,10 @@ def main(argv: list[str] | None = None) -> int:
     )
     parser.add_argument("--corpus", type=Path, default=DEFAULT_CORPUS)
     parser.add_argument("--db", type=Path, help="database file (default: a temp dir)")
+    parser.add_argument(
+        "--url",
+        help="a postgresql:// URL: measure a PostgreSQL store in a fresh schema of that database",
+    )
     parser.add_argument("--keep", action="store_true", help="keep the database files")
     parser.add_argument("--json", action="store_true", help="also print the results as JSON")
     parser.add_argument(
@@ -656,7 +666,16 @@ def main(argv: list[str] | None = None) -> int:
         f"load average {os.getloadavg()[0]:.1f}",
         flush=True,
     )
-    if args.queries_only:
+    if args.url:
+        if args.queries_only:
+            raise SystemExit("--queries-only is for SQLite files")
+        args.url, schema = pg_schema(args.url)
+        results["postgresql_schema"] = schema
+        store: Any = open_store(args.url)
+        floor = None if args.no_floor else Floor(floor_path)
+        print(f"PostgreSQL store in schema {schema}", flush=True)
+        results.update(report_inserts(store, floor, gen, args))
+    elif args.queries_only:
         insert_all(_Replay(), None, gen, args.messages, args.batch)  # same RNG path, no writes
         store = SessionStore(args.db)
         floor = Floor(floor_path) if floor_path.exists() else None
@@ -667,10 +686,63 @@ def main(argv: list[str] | None = None) -> int:
         floor = None if args.no_floor else Floor(floor_path)
         results["experiments"] = apply_experiments(store, args)
         results.update(report_inserts(store, floor, gen, args))
-    print(f"store layout {store.fts_layout}, schema version {store.schema_version}")
-    if args.maintain:
+    layout = getattr(store, "fts_layout", store.backend)
+    print(f"store layout {layout}, schema version {store.schema_version}")
+    if args.maintain and not args.url:
         results["maintain"] = run_maintenance(store, floor)
     return report_queries(store, floor, gen, args, results, tmp)
+
+
+def pg_schema(url: str) -> tuple[str, str]:
+    """A fresh schema in the database at ``url``, and the URL that puts it first on the
+    search path (then ``public``, where ``pg_trgm`` lives)."""
+    import secrets
+    from urllib.parse import quote
+
+    import psycopg
+
+    schema = f"bench_{secrets.token_hex(4)}"
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public")
+        con.execute(f"CREATE SCHEMA {schema}")
+    joiner = "&" if "?" in url else "?"
+    return f"{url}{joiner}options={quote(f'-csearch_path={schema},public')}", schema
+
+
+def pg_sizes(url: str) -> dict[str, int]:
+    """Bytes per relation group of the store's schema (heap, TOAST, indexes)."""
+    import psycopg
+
+    with psycopg.connect(url) as con:
+        found = con.execute(
+            "SELECT c.relname, c.relkind, pg_total_relation_size(c.oid), pg_relation_size(c.oid)"
+            " FROM pg_class AS c WHERE c.relnamespace = current_schema()::regnamespace"
+            " AND c.relkind IN ('r', 'i')"
+        ).fetchall()
+    sizes: Counter[str] = Counter()
+    for name, kind, total, own in found:
+        if kind == "r":
+            sizes[f"{name} (table+toast)"] += int(total) - _index_bytes(found, name)
+        else:
+            sizes[name] += int(own)
+    return dict(sizes.most_common())
+
+
+def _index_bytes(found: list[Any], table: str) -> int:
+    prefix = {"messages": "idx_messages", "sessions": "idx_sessions"}.get(table)
+    own_pkey = f"{table}_pkey"
+    return sum(
+        int(own)
+        for name, kind, _total, own in found
+        if kind == "i" and (name == own_pkey or (prefix and name.startswith(prefix)))
+    )
+
+
+def drop_schema(url: str, schema: str) -> None:
+    import psycopg
+
+    with psycopg.connect(url, autocommit=True) as con:
+        con.execute(f"DROP SCHEMA {schema} CASCADE")
 
 
 def apply_experiments(store: SessionStore, args: argparse.Namespace) -> dict[str, int]:
@@ -715,7 +787,7 @@ def report_inserts(
             f"n {s['n']}, p50 {s['p50']:.0f} ms, max {s['max']:.0f} ms, total {sum(upkeep) / 1000:.1f} s"
         )
     out: dict[str, Any] = {"raw_bytes": gen.raw_bytes, "sessions": ins["sessions"]}
-    if store.upkeep is not None:
+    if getattr(store, "upkeep", None) is not None:
         # The thread ran beside both sides' inserts (its CPU is in both CPU figures).
         st = store.upkeep.stats
         out["background_upkeep"] = {
@@ -742,7 +814,8 @@ def report_inserts(
         print(
             f"  merging left after the last insert: {time.perf_counter() - t0:.1f} s ({drained=})"
         )
-    store.checkpoint("TRUNCATE")
+    if isinstance(store, SessionStore):
+        store.checkpoint("TRUNCATE")
     if floor is not None:
         floor.con.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     raw = gen.raw_bytes
@@ -754,7 +827,9 @@ def report_inserts(
     sides = ["store"] + (["floor"] if floor is not None else [])
     for side in sides:
         path = args.db if side == "store" else floor_path_of(args)
-        size = path.stat().st_size
+        pg = side == "store" and bool(args.url)
+        tables = pg_sizes(args.url) if pg else table_sizes(path)
+        size = sum(tables.values()) if pg else path.stat().st_size
         rate = ins["messages"] / ins["wall"][side]
         out[side] = {
             "insert_s": ins["wall"][side],
@@ -762,7 +837,7 @@ def report_inserts(
             "insert_per_s": rate,
             "db_bytes": size,
             "x_raw": size / raw,
-            "tables": table_sizes(path),
+            "tables": tables,
             "single_append_ms": spread(ins["single"][side]),
         }
         print(
@@ -883,6 +958,8 @@ def report_queries(
         floor.close()
     if args.json:
         print(json.dumps(results, indent=2, ensure_ascii=False, default=str))
+    if args.url and not args.keep:
+        drop_schema(args.url, results["postgresql_schema"])
     if args.keep:
         print(f"kept {args.db}" + (f" and {floor.path}" if floor is not None else ""))
     elif tmp is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -20,6 +21,7 @@ PROVIDER_ENV = (
     "ANTHROPIC_BASE_URL",
     "OPENROUTER_API_KEY",
     "PALIMPSEST_CONFIG",
+    "PALIMPSEST_DATABASE_URL",
 )
 
 
@@ -51,3 +53,68 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
 def data_dir() -> Path:
     """The repository's copied test transcripts (tests/data)."""
     return DATA
+
+
+# -- PostgreSQL ---------------------------------------------------------------------------
+
+PG_URL_ENV = "PALIMPSEST_TEST_PG_URL"
+"""The server the PostgreSQL tests use (``.ci/with-postgres`` starts one and sets it)."""
+PG_REQUIRED_ENV = "PALIMPSEST_REQUIRE_PG"
+"""Set to 1 (CI does): a missing server fails the PostgreSQL tests instead of skipping."""
+
+
+def _pg_unavailable(reason: str) -> None:
+    import os
+
+    if os.environ.get(PG_REQUIRED_ENV) == "1":
+        pytest.fail(f"PostgreSQL required ({PG_REQUIRED_ENV}=1) but {reason}", pytrace=False)
+    pytest.skip(f"PostgreSQL tests need a server: {reason}")
+
+
+@pytest.fixture(scope="session")
+def pg_server() -> str:
+    """The base URL of a reachable PostgreSQL server with ``pg_trgm`` in ``public``.
+
+    Skips (with the reason) when there is none; fails instead under
+    ``PALIMPSEST_REQUIRE_PG=1``. Run ``.ci/with-postgres python -m pytest ...`` to get one.
+    """
+    import os
+
+    url = os.environ.get(PG_URL_ENV, "").strip()
+    if not url:
+        _pg_unavailable(f"{PG_URL_ENV} is not set (see .ci/with-postgres)")
+    try:
+        import psycopg
+    except ImportError:
+        _pg_unavailable("psycopg is not installed (pip install -e '.[postgres]')")
+    try:
+        with psycopg.connect(url, autocommit=True, connect_timeout=5) as con:
+            con.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public")
+    except psycopg.Error as exc:
+        _pg_unavailable(f"cannot connect to {PG_URL_ENV}: {str(exc).strip().splitlines()[0]}")
+    return url
+
+
+def pg_schema_url(base: str, schema: str) -> str:
+    """``base`` with ``search_path`` set to ``schema`` (then ``public``, for pg_trgm)."""
+    from urllib.parse import quote
+
+    joiner = "&" if "?" in base else "?"
+    return f"{base}{joiner}options={quote(f'-csearch_path={schema},public')}"
+
+
+@pytest.fixture
+def pg_url(pg_server: str) -> Iterator[str]:
+    """A URL whose tables live in a fresh schema, dropped after the test."""
+    import secrets
+
+    import psycopg
+
+    schema = f"t_{secrets.token_hex(6)}"
+    with psycopg.connect(pg_server, autocommit=True) as con:
+        con.execute(f"CREATE SCHEMA {schema}")
+    try:
+        yield pg_schema_url(pg_server, schema)
+    finally:
+        with psycopg.connect(pg_server, autocommit=True) as con:
+            con.execute(f"DROP SCHEMA {schema} CASCADE")

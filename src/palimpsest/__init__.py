@@ -65,7 +65,7 @@ if TYPE_CHECKING:
     from .pricing import estimate_usage_cost
     from .providers import ChatModel, Completion, ScriptedChatModel, connect
     from .safety.redact import redact
-    from .storage import SessionSearch, SessionStore
+    from .storage import SessionSearch, SessionStore, Store, open_store
     from .summarizers import ExtractiveSummarizer, LLMSummarizer, Summarizer, SummaryRequest
     from .tokens import (
         ExactCounter,
@@ -98,6 +98,7 @@ _LAZY: dict[str, str] = {
     "ScriptedChatModel": ".providers",
     "SessionSearch": ".storage",
     "SessionStore": ".storage",
+    "Store": ".storage",
     "Settings": ".config",
     "Summarizer": ".summarizers",
     "SummaryRequest": ".summarizers",
@@ -113,6 +114,7 @@ _LAZY: dict[str, str] = {
     "load_settings": ".config",
     "load_transcript": ".messages",
     "normalize_usage": ".usage",
+    "open_store": ".storage",
     "redact": ".safety.redact",
     "summarize_manual_compression": ".compaction",
     "transcript_problems": ".messages",
@@ -167,6 +169,7 @@ __all__ = [
     "SessionStore",
     "Settings",
     "StorageError",
+    "Store",
     "Summarizer",
     "SummaryError",
     "SummaryRequest",
@@ -185,6 +188,7 @@ __all__ = [
     "load_settings",
     "load_transcript",
     "normalize_usage",
+    "open_store",
     "redact",
     "summarize_manual_compression",
     "transcript_problems",

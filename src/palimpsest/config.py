@@ -367,6 +367,10 @@ class StoreSettings(_Section):
 
     path: str | None = None
     """Database file; default ``$PALIMPSEST_HOME/state.db``."""
+    url: str | None = None
+    """Where sessions are kept, as a URL: ``postgresql://user@host/db`` for a PostgreSQL
+    store shared by several processes or machines (docs/postgres.md), or a SQLite path.
+    ``PALIMPSEST_DATABASE_URL`` overrides it; unset, ``path`` (SQLite) is used."""
     fts_layout: Literal["inline", "external"] | None = None
     """Full-text layout. Unset: a new file gets ``external`` (the indexes read the text
     from ``messages``: about 1.8x the raw text on disk instead of 3x) and an existing

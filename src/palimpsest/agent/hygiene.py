@@ -41,7 +41,7 @@ from ..config import Settings, load_settings
 from ..errors import ConfigError, TranscriptError
 from ..memory.manager import MemoryManager
 from ..providers.base import ChatModel
-from ..storage.sessions import SessionStore
+from ..storage.contract import Store
 from ..summarizers.base import Summarizer
 from ..tokens import estimate_messages_tokens_rough
 from .events import AgentEvent, CompactionEvent, WarningEvent
@@ -161,7 +161,7 @@ class GatewayHygiene:
 
     def __init__(
         self,
-        store: SessionStore,
+        store: Store,
         *,
         model: ChatModel,
         context_length: int,
@@ -356,7 +356,7 @@ class GatewayHygiene:
 
 
 def deliver(
-    store: SessionStore,
+    store: Store,
     session_id: str,
     message: str | Mapping[str, Any],
     *,

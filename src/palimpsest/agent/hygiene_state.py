@@ -37,8 +37,8 @@ from dataclasses import dataclass, replace
 import apsw
 
 from ..errors import DatabaseLockedError, PalimpsestError
+from ..storage.contract import Store
 from ..storage.schema import get_meta, set_meta
-from ..storage.sessions import SessionStore
 from .lock import LEASE_SECONDS, holder_id, release_compression_lock, take_compression_lock
 
 __all__ = [
@@ -127,7 +127,7 @@ def next_sequence(con: apsw.Connection, root: str, state: LineageState) -> int:
     return number
 
 
-def record_prompt_tokens(store: SessionStore, session_id: str, prompt_tokens: int) -> None:
+def record_prompt_tokens(store: Store, session_id: str, prompt_tokens: int) -> None:
     """Remember a session's last **real** prompt tokens (a provider's count, not an
     estimate) for the next hygiene check (AL-33). Zero or less clears the figure."""
     if prompt_tokens <= 0:
@@ -136,7 +136,7 @@ def record_prompt_tokens(store: SessionStore, session_id: str, prompt_tokens: in
     store.database.write(lambda con: set_meta(con, _prompt_key(session_id), str(prompt_tokens)))
 
 
-def clear_prompt_tokens(store: SessionStore, session_id: str) -> None:
+def clear_prompt_tokens(store: Store, session_id: str) -> None:
     """Forget ``session_id``'s recorded prompt tokens (the rough estimate is used next)."""
     store.database.write(lambda con: forget_prompt_tokens(con, session_id))
 
@@ -146,7 +146,7 @@ def forget_prompt_tokens(con: apsw.Connection, session_id: str) -> None:
     con.execute("DELETE FROM state_meta WHERE key = ?", (_prompt_key(session_id),))
 
 
-def read_prompt_tokens(store: SessionStore, session_id: str) -> int:
+def read_prompt_tokens(store: Store, session_id: str) -> int:
     """The recorded last real prompt tokens of ``session_id`` (0 when none)."""
     with store.database.reader() as con:
         raw = get_meta(con, _prompt_key(session_id))
@@ -167,18 +167,18 @@ _local_locks: weakref.WeakValueDictionary[tuple[str, str], _KeyLock] = weakref.W
 _registry = threading.Lock()
 
 
-def _local_lock(store: SessionStore, key: str) -> _KeyLock:
+def _local_lock(store: Store, key: str) -> _KeyLock:
     with _registry:
-        found = _local_locks.get((str(store.path), key))
+        found = _local_locks.get((store.location, key))
         if found is None:
             found = _KeyLock()
-            _local_locks[(str(store.path), key)] = found
+            _local_locks[(store.location, key)] = found
         return found
 
 
 @contextmanager
 def admission(
-    store: SessionStore,
+    store: Store,
     root: str,
     *,
     wait: float = ADMISSION_WAIT_SECONDS,
@@ -215,10 +215,10 @@ def admission(
         local.lock.release()
 
 
-def _busy(store: SessionStore, key: str, holder: str) -> DatabaseLockedError:
+def _busy(store: Store, key: str, holder: str) -> DatabaseLockedError:
     return DatabaseLockedError(
-        f"{store.path}: the gateway hygiene lease {key!r} stayed held by {holder}; the "
+        f"{store.location}: the gateway hygiene lease {key!r} stayed held by {holder}; the "
         "message was not stored. Retry the delivery; a holder that crashed is taken over "
         "when its lease expires.",
-        path=store.path,
+        path=store.location,
     )

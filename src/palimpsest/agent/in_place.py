@@ -33,7 +33,10 @@ log = logging.getLogger("palimpsest.agent")
 
 
 def in_place_enabled(agent: AgentState) -> bool:
-    """Does this agent compact in place (``compression.in_place``)?"""
+    """Does this agent compact in place (``compression.in_place``)? Only on a SQLite store
+    (or none): the archive lives there; on PostgreSQL the agent rotates (docs/postgres.md)."""
+    if agent.store is not None and getattr(agent.store, "backend", "sqlite") != "sqlite":
+        return False
     return bool(agent.settings.compression.in_place)
 
 

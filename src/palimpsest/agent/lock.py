@@ -18,7 +18,7 @@ from collections.abc import Callable
 
 import apsw
 
-from ..storage.sessions import SessionStore
+from ..storage.contract import Store
 
 __all__ = [
     "LEASE_SECONDS",
@@ -52,7 +52,7 @@ def _holder_dead(holder: str) -> bool:
 
 
 def take_compression_lock(
-    store: SessionStore,
+    store: Store,
     session_id: str,
     holder: str,
     *,
@@ -81,7 +81,7 @@ def take_compression_lock(
     return store.database.write(take)
 
 
-def release_compression_lock(store: SessionStore, session_id: str, holder: str) -> None:
+def release_compression_lock(store: Store, session_id: str, holder: str) -> None:
     """Give the lease back (only our own)."""
     store.database.write(
         lambda con: con.execute(

@@ -26,8 +26,8 @@ from ..outputs.guard import OutputGuard
 from ..outputs.store import OutputStore
 from ..pricing import prices_from_settings
 from ..providers.base import ChatModel
+from ..storage.contract import Store
 from ..storage.search import SessionSearch
-from ..storage.sessions import SessionStore
 from .ahead import make_speculative
 from .binding import bind_session, start_new_session
 from .cache_hooks import configure_cache
@@ -77,7 +77,7 @@ class Agent(AgentState):
         model: ChatModel,
         *,
         tools: Iterable[Tool | Callable[..., Any]] = (),
-        store: SessionStore | None = None,
+        store: Store | None = None,
         memory: MemoryManager | None = None,
         compressor: ContextEngine | None = None,
         context_length: int | None = None,

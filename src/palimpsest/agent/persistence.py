@@ -31,8 +31,8 @@ import apsw
 
 from ..compaction.engine import ContextEngine
 from ..errors import PalimpsestError
+from ..storage.contract import Store
 from ..storage.schema import get_meta, set_meta
-from ..storage.sessions import SessionStore
 
 __all__ = [
     "GuardState",
@@ -50,7 +50,7 @@ log = logging.getLogger("palimpsest.agent")
 class SessionWriter:
     """Appends the live history to one session, tolerating store failures."""
 
-    def __init__(self, store: SessionStore | None, session_id: str | None) -> None:
+    def __init__(self, store: Store | None, session_id: str | None) -> None:
         self.store = store
         self.session_id = session_id
         self.persisted = 0
@@ -120,7 +120,7 @@ def engine_guards(engine: ContextEngine) -> GuardState | None:
     )
 
 
-def read_guards(store: SessionStore, session_id: str) -> GuardState | None:
+def read_guards(store: Store, session_id: str) -> GuardState | None:
     """The guards stored on ``session_id``'s row (``None`` when the row is missing)."""
     row = store.get_session(session_id)
     if row is None:
@@ -153,7 +153,7 @@ def apply_guards(engine: ContextEngine, state: GuardState) -> None:
         engine.summary_failure_error = None  # type: ignore[attr-defined]
 
 
-def load_guards(store: SessionStore | None, session_id: str | None, engine: ContextEngine) -> None:
+def load_guards(store: Store | None, session_id: str | None, engine: ContextEngine) -> None:
     """Bind: the engine takes the guards stored on the session (CC-22)."""
     if store is None or session_id is None or not _has_guards(engine):
         return
@@ -167,7 +167,7 @@ def load_guards(store: SessionStore | None, session_id: str | None, engine: Cont
 
 
 def save_guards(
-    store: SessionStore | None,
+    store: Store | None,
     session_id: str | None,
     engine: ContextEngine,
     last: GuardState | None,
@@ -218,7 +218,7 @@ def _state_key(session_id: str) -> str:
     return f"agent_state:{session_id}"
 
 
-def save_state(store: SessionStore | None, session_id: str | None, state: dict[str, Any]) -> None:
+def save_state(store: Store | None, session_id: str | None, state: dict[str, Any]) -> None:
     """Keep the ledger and the todo list with the session (``state_meta``), so an agent
     resumed after a restart still knows the files it changed, the last failure and its
     tasks. A store failure is logged: the conversation goes on without it."""
@@ -231,7 +231,7 @@ def save_state(store: SessionStore | None, session_id: str | None, state: dict[s
         log.warning("could not store the agent state of %s: %s", session_id, exc)
 
 
-def load_state(store: SessionStore | None, session_id: str | None) -> dict[str, Any] | None:
+def load_state(store: Store | None, session_id: str | None) -> dict[str, Any] | None:
     """What :func:`save_state` kept for ``session_id`` (``None`` when nothing or unreadable)."""
     if store is None or session_id is None:
         return None

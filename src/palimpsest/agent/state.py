@@ -30,7 +30,7 @@ from ..outputs.budget import BudgetConfig
 from ..outputs.guard import OutputGuard
 from ..outputs.store import OutputStore
 from ..providers.base import ChatModel, Completion
-from ..storage.sessions import SessionStore
+from ..storage.contract import Store
 from ..tokens import estimate_messages_tokens_rough, estimate_request_tokens_rough
 from ..usage import CanonicalUsage
 from .driver import Flow
@@ -76,7 +76,7 @@ class AgentState:
     # -- what the agent is bound to ------------------------------------------------------
     model: ChatModel
     settings: Settings
-    store: SessionStore | None
+    store: Store | None
     memory: MemoryManager | None
     compressor: ContextEngine
     source: str

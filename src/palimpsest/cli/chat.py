@@ -37,7 +37,7 @@ from ..providers.anthropic_messages import tool_clearing_edit
 from ..providers.base import ChatModel
 from ..providers.connect import connect
 from ..safety.redact import redact
-from ..storage.sessions import SessionStore
+from ..storage.contract import Store
 from .common import CONTEXT_LENGTH_HELP, context_length_of, fail, handle_errors
 from .render import EventRenderer, short_id, status_line
 from .sessions import DbOption, open_store
@@ -230,13 +230,13 @@ def _tools_root(tools: list[str]) -> Path | None:
     return Path.cwd() if tools else None
 
 
-def _open_store(db: Path | None) -> SessionStore:
+def _open_store(db: Path | None) -> Store:
     """``--db``, else the store every command uses (``store.path`` from config, else
     ``$PALIMPSEST_HOME/state.db``)."""
     return open_store(db)
 
 
-def _resume_id(store: SessionStore, session: str | None) -> str | None:
+def _resume_id(store: Store, session: str | None) -> str | None:
     if session is None:
         return None
     found = store.resolve_session_id(session)

@@ -13,6 +13,7 @@ import json
 import sys
 from dataclasses import asdict
 from datetime import datetime
+from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -22,7 +23,7 @@ from rich.table import Table
 from ..config import Settings, load_settings
 from ..outputs.retention import RetentionPolicy, live_digests
 from ..outputs.store import OutputStore, StoredOutput
-from ..storage.sessions import SessionStore
+from ..storage.factory import is_postgres_url, open_store, store_url
 from .common import err_console, fail, handle_errors
 from .sessions import db_path
 from .terminal_text import for_terminal, json_for_terminal
@@ -152,10 +153,14 @@ def path_command() -> None:
 
 def _live(settings: Settings, store: OutputStore) -> tuple[set[str], str | None]:
     """Digests open sessions point at, and a note when there is no session database."""
-    database = db_path(settings)
+    url = store_url(settings=settings)
+    if url is not None and is_postgres_url(url):
+        with open_store(url, settings=settings) as shared:
+            return live_digests(shared, store), None
+    database = Path(url).expanduser() if url else db_path(settings)
     if not database.exists():
         return set(), f"no session database at {database}: no output is held by a session"
-    with SessionStore(database) as sessions:
+    with open_store(database, settings=settings) as sessions:
         return live_digests(sessions, store), None
 
 

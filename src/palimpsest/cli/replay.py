@@ -46,7 +46,7 @@ from ..config import Settings, load_settings
 from ..messages import load_transcript, validate_transcript
 from ..safety.redact import redact
 from ..storage.archive import archived_messages
-from ..storage.sessions import SessionStore
+from ..storage.contract import Store
 from .common import CONTEXT_LENGTH_HELP, context_length_of, fail, handle_errors
 from .render import status_figure
 from .sessions import open_store
@@ -284,7 +284,7 @@ def _turn_record(
     return record, text
 
 
-def _chain(store: SessionStore, session_id: str | None, timeline: Timeline) -> list[str]:
+def _chain(store: Store, session_id: str | None, timeline: Timeline) -> list[str]:
     if session_id is None:
         return []
     chain = store.compression_chain(session_id)
@@ -314,7 +314,7 @@ def _chain(store: SessionStore, session_id: str | None, timeline: Timeline) -> l
     return chain
 
 
-def _title(store: SessionStore, session_id: str, title: str) -> None:
+def _title(store: Store, session_id: str, title: str) -> None:
     """Name the replay's first session; its continuations take "#2", "#3" from it. Titles
     are unique in a store, so a second replay of the same file adds its session id."""
     try:
@@ -329,7 +329,7 @@ def _mode_of(agent: Agent) -> str:
 
 def replay_transcript(
     script: ReplayScript,
-    store: SessionStore,
+    store: Store,
     *,
     context_length: int,
     timeline: Timeline,

@@ -31,10 +31,13 @@ from ..errors import DatabaseCorruptError, DuplicateTranscriptError
 from ..files import output_target, replace_file
 from ..messages import dump_transcript, render_content
 from ..safety.redact import redact_value
+from ..storage.contract import Store
+from ..storage.factory import is_postgres_url, redacted_url, store_url
+from ..storage.factory import open_store as open_configured_store
 from ..storage.failures import is_not_sqlite
 from ..storage.recovery import recover_rows
 from ..storage.session_admin import handle_of, resolve_prefix
-from ..storage.sessions import SessionStore, default_db_path
+from ..storage.sessions import default_db_path
 from ..storage.transfer import import_stream
 from ..usage import format_token_pair
 from .common import (
@@ -98,17 +101,15 @@ def db_path(settings: Settings | None = None, *, db: Path | None = None) -> Path
     return Path(configured).expanduser() if configured else default_db_path()
 
 
-def open_store(db: Path | None = None) -> SessionStore:
-    """The store at :func:`db_path`, in the configured full-text layout."""
+def open_store(db: Path | None = None) -> Store:
+    """The store ``--db`` names, else the configured one (``PALIMPSEST_DATABASE_URL``,
+    ``store.url``: PostgreSQL; else the SQLite file of :func:`db_path`), see
+    :func:`palimpsest.storage.factory.open_store`."""
     settings = load_settings()
-    return SessionStore(
-        db_path(settings, db=db),
-        fts_layout=settings.store.fts_layout,
-        background_upkeep=settings.store.background_upkeep,
-    )
+    return open_configured_store(db.expanduser() if db is not None else None, settings=settings)
 
 
-def resolve_id(store: SessionStore, session_id: str) -> str:
+def resolve_id(store: Store, session_id: str) -> str:
     """The full id for ``session_id`` or a unique prefix of one.
 
     :class:`~palimpsest.errors.SessionNotFoundError` when nothing matches,
@@ -425,9 +426,14 @@ def export_command(
 
 @sessions_app.command("path")
 def path_command(db: DbOption = None) -> None:
-    """Print the database file's path (it may not exist yet)."""
+    """Print the database file's path (it may not exist yet), or the PostgreSQL URL
+    (password hidden) when ``PALIMPSEST_DATABASE_URL`` or ``store.url`` names one."""
     with handle_errors():
-        typer.echo(str(db_path(db=db)))
+        url = None if db is not None else store_url()
+        if url is not None and is_postgres_url(url):
+            typer.echo(redacted_url(url))
+            return
+        typer.echo(str(Path(url).expanduser() if url else db_path(db=db)))
 
 
 @sessions_app.command("verify")
@@ -470,7 +476,7 @@ def verify_command(
                 highlight=False,
             )
         raise typer.Exit(1)
-    typer.echo(f"ok: {counts[0]} sessions, {counts[1]} messages, {store.path}")
+    typer.echo(f"ok: {counts[0]} sessions, {counts[1]} messages, {store.location}")
 
 
 def _cannot_open(path: Path, exc: DatabaseCorruptError, repair: bool) -> NoReturn:

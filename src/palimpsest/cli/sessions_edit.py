@@ -29,8 +29,8 @@ from rich.markup import escape
 from ..compaction.compressor import ContextCompressor
 from ..compaction.decided import UNDER_THRESHOLD, compact_decided
 from ..config import load_settings
+from ..storage.contract import Store
 from ..storage.session_admin import Family, delete_sessions, family
-from ..storage.sessions import SessionStore
 from ..summarizers.configured import summarizer_from_settings
 from .common import (
     CONTEXT_LENGTH_HELP,
@@ -46,7 +46,7 @@ from .terminal_text import for_terminal
 __all__ = ["compress_session_command", "delete_command"]
 
 
-def _describe(store: SessionStore, sid: str) -> str:
+def _describe(store: Store, sid: str) -> str:
     row = store.require_session(sid)
     title = f" {row['title']!r}" if row.get("title") else ""
     return f"{sid}{title} ({store.message_count(sid):,} messages)"
@@ -192,7 +192,7 @@ def _fallback_note(report: dict[str, Any]) -> str:
 
 
 def _compact(
-    store: SessionStore,
+    store: Store,
     sid: str,
     model: str | None,
     base_url: str | None,

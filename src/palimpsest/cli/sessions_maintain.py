@@ -18,6 +18,7 @@ from typing import Annotated
 import typer
 
 from ..storage.maintenance import MERGE_STEP_PAGES, maintain
+from ..storage.sessions import SessionStore
 from .common import handle_errors
 from .sessions import DbOption, JsonOption, open_store, sessions_app
 
@@ -44,6 +45,10 @@ def maintain_command(
 ) -> None:
     """Merge full-text index segments in short steps and truncate the WAL."""
     with handle_errors(), open_store(db) as store:
+        if not isinstance(store, SessionStore):
+            # PostgreSQL keeps its own indexes (autovacuum); there is no WAL file to trim.
+            typer.echo(f"nothing to do: {store.backend} maintains its own indexes")
+            return
         report = maintain(
             store.database, optimize=optimize, step_pages=step_pages, budget_seconds=budget
         )

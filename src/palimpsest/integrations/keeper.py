@@ -32,7 +32,8 @@ from ..errors import PalimpsestError
 from ..messages.markers import SUMMARY_FLAG, SUMMARY_USER_TURN_FLAG
 from ..providers.base import ChatModel
 from ..providers.connect import connect
-from ..storage.sessions import SessionStore, new_session_id
+from ..storage.contract import Store
+from ..storage.sessions import new_session_id
 from ..summarizers.base import Summarizer
 from ..summarizers.llm import LLMSummarizer
 from ..tokens import ExactCounter, TokenCounter
@@ -287,7 +288,7 @@ class ConversationKeeper(Generic[T]):
         to_dicts: Callable[[Sequence[T]], list[dict[str, Any]]],
         from_dicts: Callable[[Sequence[Mapping[str, Any]]], list[T]],
         *,
-        store: SessionStore | None = None,
+        store: Store | None = None,
         session_id: str | None = None,
         source: str = "integration",
     ) -> None:

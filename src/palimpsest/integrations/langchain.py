@@ -21,7 +21,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import Any, cast
 
 from ..errors import MissingDependencyError
-from ..storage.sessions import SessionStore
+from ..storage.contract import Store
 from ..tokens import TokenCounter
 from .keeper import ConversationKeeper, KeeperView, SummarizerSpec, make_compressor
 
@@ -55,7 +55,7 @@ def _thread_key() -> str:
 def _keeper(
     context_length: int,
     summarizer: SummarizerSpec,
-    store: SessionStore | None,
+    store: Store | None,
     session_id: str | None,
     token_counter: TokenCounter | None,
     options: Mapping[str, Any],
@@ -94,7 +94,7 @@ class PalimpsestMiddleware(AgentMiddleware):
         context_length: int,
         *,
         summarizer: SummarizerSpec = None,
-        store: SessionStore | None = None,
+        store: Store | None = None,
         session_id: str | None = None,
         token_counter: TokenCounter | None = None,
         **compressor_options: Any,
@@ -170,7 +170,7 @@ def pre_model_hook(
     context_length: int,
     *,
     summarizer: SummarizerSpec = None,
-    store: SessionStore | None = None,
+    store: Store | None = None,
     session_id: str | None = None,
     token_counter: TokenCounter | None = None,
     **compressor_options: Any,

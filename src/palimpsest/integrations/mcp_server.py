@@ -36,10 +36,12 @@ from ..memory.tool import MEMORY_TOOL_SCHEMA, MemoryTool
 from ..outputs.read_answer import DEFAULT_READ_LIMIT, read_output_text
 from ..outputs.store import OutputStore
 from ..safety.redact import redact
+from ..storage.contract import Store
+from ..storage.factory import is_postgres_url, open_store, store_url
 from ..storage.search import DEFAULT_LIMIT, SESSION_SEARCH_SCHEMA, SessionSearch
 from ..storage.search_text import format_conversation
 from ..storage.session_admin import resolve_prefix
-from ..storage.sessions import SessionStore, default_db_path
+from ..storage.sessions import default_db_path
 
 try:
     from mcp.server.mcpserver import MCPServer
@@ -80,11 +82,13 @@ def _store_path(settings: Settings) -> Path:
 
 
 @contextmanager
-def _session_store(settings: Settings) -> Iterator[SessionStore]:
+def _session_store(settings: Settings) -> Iterator[Store]:
     # No background thread: the store lives for one call.
-    with SessionStore(
-        _store_path(settings), fts_layout=settings.store.fts_layout, background_upkeep=False
-    ) as store:
+    url = store_url(settings=settings)
+    options: dict[str, Any] = {}
+    if url is None or not is_postgres_url(url):
+        options = {"fts_layout": settings.store.fts_layout, "background_upkeep": False}
+    with open_store(url or _store_path(settings), settings=settings, **options) as store:
         yield store
 
 

@@ -24,7 +24,8 @@ from collections.abc import Mapping
 from typing import Any, cast
 
 from ..errors import MissingDependencyError, PalimpsestError
-from ..storage.sessions import SessionStore
+from ..storage.contract import Store
+from ..storage.factory import open_store
 from ..summarizers.base import Summarizer
 from ..tokens import TokenCounter
 from .keeper import SummarizerSpec, compact, make_compressor, storable
@@ -62,7 +63,7 @@ class PalimpsestSession:
         session_id: str,
         *,
         context_length: int,
-        store: SessionStore | None = None,
+        store: Store | None = None,
         summarizer: SummarizerSpec = None,
         token_counter: TokenCounter | None = None,
         session_settings: SessionSettings | None = None,
@@ -71,7 +72,7 @@ class PalimpsestSession:
         self.session_id = session_id
         self.session_settings = session_settings
         self._owns_store = store is None
-        self.store = store if store is not None else SessionStore()
+        self.store = store if store is not None else open_store()
         self.compressor = make_compressor(
             context_length, summarizer, token_counter, **compressor_options
         )

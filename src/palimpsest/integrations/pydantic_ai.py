@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from ..errors import MissingDependencyError
-from ..storage.sessions import SessionStore
+from ..storage.contract import Store
 from ..tokens import TokenCounter
 from .keeper import ConversationKeeper, SummarizerSpec, make_compressor
 
@@ -71,7 +71,7 @@ def history_processor(
     context_length: int,
     *,
     summarizer: SummarizerSpec = None,
-    store: SessionStore | None = None,
+    store: Store | None = None,
     session_id: str | None = None,
     token_counter: TokenCounter | None = None,
     **compressor_options: Any,

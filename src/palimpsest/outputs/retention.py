@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING, Any
 from ..config import OutputsSettings, Settings
 
 if TYPE_CHECKING:
-    from ..storage.sessions import SessionStore
+    from ..storage.contract import Store
     from .objects import ObjectFile
     from .store import OutputStore
 
@@ -217,7 +217,7 @@ def open_messages_sql() -> str:
     )
 
 
-def _mentioned(sessions: SessionStore) -> Iterator[str]:
+def _mentioned(sessions: Store) -> Iterator[str]:
     with sessions.database.reader() as con:
         for content, tool_calls in con.execute(open_messages_sql(), {"hex": _HEX_RUN_GLOB}):
             for text in (content, tool_calls):
@@ -226,7 +226,7 @@ def _mentioned(sessions: SessionStore) -> Iterator[str]:
                         yield match[0].lower()
 
 
-def live_digests(sessions: SessionStore, store: OutputStore) -> set[str]:
+def live_digests(sessions: Store, store: OutputStore) -> set[str]:
     """Digests of ``store`` that an open session of ``sessions`` refers to or mentions."""
     open_ids = {
         row["id"]

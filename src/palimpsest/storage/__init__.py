@@ -1,6 +1,8 @@
-"""SQLite session store, session search and persisted tool outputs."""
+"""Session stores (SQLite, PostgreSQL), session search and persisted tool outputs."""
 
+from .contract import Store
+from .factory import open_store
 from .search import SESSION_SEARCH_SCHEMA, SessionSearch
 from .sessions import SessionStore
 
-__all__ = ["SESSION_SEARCH_SCHEMA", "SessionSearch", "SessionStore"]
+__all__ = ["SESSION_SEARCH_SCHEMA", "SessionSearch", "SessionStore", "Store", "open_store"]

@@ -13,7 +13,7 @@ from typing import Any
 import apsw
 
 from ..usage import CanonicalUsage
-from .db import Database
+from .contract import SqlGateway
 from .writes import token_update
 
 __all__ = ["TokenAccounting"]
@@ -22,7 +22,7 @@ __all__ = ["TokenAccounting"]
 class TokenAccounting:
     """The token-accounting half of :class:`~.sessions.SessionStore`."""
 
-    _db: Database
+    _db: SqlGateway
 
     def update_token_counts(
         self,

@@ -25,13 +25,14 @@ from __future__ import annotations
 import time
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
-from typing import Any, Protocol
+from typing import Any, Protocol, cast
 
 import apsw
 
-from ..errors import SessionNotFoundError
+from ..errors import SessionNotFoundError, StorageError
 from ..messages import Message
 from .codec import MESSAGE_COLUMNS, call_names, count_tool_calls, decode_row, encode_message
+from .contract import Store
 from .db import Database, rows
 from .writes import insert_messages, session_exists
 
@@ -55,6 +56,22 @@ __all__ = [
     "searchable_messages",
     "undo_in_place",
 ]
+
+
+def _sqlite(store: Store | SessionStore) -> SessionStore | None:
+    """The SQLite store behind ``store``, or ``None`` on another backend: the archive of
+    in-place compaction lives in SQLite only for now (on PostgreSQL the agent rotates,
+    docs/postgres.md), so there a session has no archive and its live rows are all."""
+    if getattr(store, "backend", "sqlite") != "sqlite":
+        return None
+    return cast(SessionStore, store)
+
+
+def _required(store: Store | SessionStore) -> SessionStore:
+    found = _sqlite(store)
+    if found is None:
+        raise StorageError("in-place compaction keeps its archive in a SQLite store only")
+    return found
 
 
 @dataclass(frozen=True)
@@ -87,7 +104,7 @@ def _compaction(row: Mapping[str, Any]) -> ArchivedCompaction:
 
 
 def archive_in_place(
-    store: SessionStore,
+    store: Store | SessionStore,
     session_id: str,
     compacted: Sequence[Mapping[str, Any]],
     *,
@@ -162,30 +179,39 @@ def archive_in_place(
             None,
         )
 
-    return store.database.write(archive)
+    return _required(store).database.write(archive)
 
 
-def in_place_compactions(store: SessionStore, session_id: str) -> list[ArchivedCompaction]:
+def in_place_compactions(store: Store | SessionStore, session_id: str) -> list[ArchivedCompaction]:
     """The session's in-place compactions, oldest first (undone ones included)."""
-    found = store.database.query(
+    sqlite = _sqlite(store)
+    if sqlite is None:
+        return []
+    found = sqlite.database.query(
         "SELECT * FROM in_place_compactions WHERE session_id = ? ORDER BY number",
         (session_id,),
     )
     return [_compaction(row) for row in found]
 
 
-def in_place_count(store: SessionStore, session_id: str) -> int:
+def in_place_count(store: Store | SessionStore, session_id: str) -> int:
     """How many in-place compactions of the session stand (not undone)."""
-    value = store.database.scalar(
+    sqlite = _sqlite(store)
+    if sqlite is None:
+        return 0
+    value = sqlite.database.scalar(
         "SELECT count(*) FROM in_place_compactions WHERE session_id = ? AND undone_at IS NULL",
         (session_id,),
     )
     return int(value or 0)
 
 
-def last_in_place(store: SessionStore, session_id: str) -> ArchivedCompaction | None:
+def last_in_place(store: Store | SessionStore, session_id: str) -> ArchivedCompaction | None:
     """The newest in-place compaction of the session not yet undone, if any."""
-    found = store.database.query(
+    sqlite = _sqlite(store)
+    if sqlite is None:
+        return None
+    found = sqlite.database.query(
         "SELECT * FROM in_place_compactions WHERE session_id = ? AND undone_at IS NULL"
         " ORDER BY number DESC LIMIT 1",
         (session_id,),
@@ -194,13 +220,16 @@ def last_in_place(store: SessionStore, session_id: str) -> ArchivedCompaction | 
 
 
 def archived_messages(
-    store: SessionStore, session_id: str, number: int | None = None
+    store: Store | SessionStore, session_id: str, number: int | None = None
 ) -> list[Message]:
     """The rows compaction ``number`` archived (every archived row of the session when
     ``None``), in order: what the conversation held before it."""
     where = "" if number is None else " AND archived_in = ?"
     params: tuple[Any, ...] = (session_id,) if number is None else (session_id, number)
-    with store.database.reader() as con:
+    sqlite = _sqlite(store)
+    if sqlite is None:
+        return []
+    with sqlite.database.reader() as con:
         found = rows(
             con.execute(
                 f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM messages WHERE session_id = ?"
@@ -211,10 +240,13 @@ def archived_messages(
     return [decode_row(row) for row in found]
 
 
-def searchable_messages(store: SessionStore, session_id: str) -> list[Message]:
+def searchable_messages(store: Store | SessionStore, session_id: str) -> list[Message]:
     """Every row search can find in the session, in order: the live ones and the ones an
     in-place compaction archived (not the undone ones)."""
-    with store.database.reader() as con:
+    sqlite = _sqlite(store)
+    if sqlite is None:
+        return cast(Store, store).get_messages(session_id)
+    with sqlite.database.reader() as con:
         found = rows(
             con.execute(
                 f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM messages WHERE session_id = ?"
@@ -225,12 +257,15 @@ def searchable_messages(store: SessionStore, session_id: str) -> list[Message]:
     return [decode_row(row) for row in found]
 
 
-def original_messages(store: SessionStore, session_id: str) -> list[Message]:
+def original_messages(store: Store | SessionStore, session_id: str) -> list[Message]:
     """What was said in the session, in order, whatever its in-place compactions did: the
     live and archived rows, without the compacted copies they wrote (summaries and the
     head and tail they repeat) and without undone rows. A session never compacted in place
     gives its live rows."""
-    with store.database.reader() as con:
+    sqlite = _sqlite(store)
+    if sqlite is None:
+        return cast(Store, store).get_messages(session_id)
+    with sqlite.database.reader() as con:
         found = rows(
             con.execute(
                 f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM messages WHERE session_id = ?"
@@ -241,7 +276,7 @@ def original_messages(store: SessionStore, session_id: str) -> list[Message]:
     return [decode_row(row) for row in found]
 
 
-def undo_in_place(store: SessionStore, session_id: str) -> ArchivedCompaction | None:
+def undo_in_place(store: Store | SessionStore, session_id: str) -> ArchivedCompaction | None:
     """Reverse the newest in-place compaction not yet undone (module docstring); ``None``
     when there is none. Returns that compaction as it was before the undo."""
 
@@ -277,4 +312,4 @@ def undo_in_place(store: SessionStore, session_id: str) -> ArchivedCompaction | 
             )
         return record
 
-    return store.database.write(undo)
+    return _required(store).database.write(undo)

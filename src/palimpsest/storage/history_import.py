@@ -39,7 +39,7 @@ from ..messages.history_files import (
     discover,
     read_lines,
 )
-from .sessions import SessionStore
+from .contract import Store as SessionStore
 from .titles import MAX_TITLE_LENGTH, next_title_in_lineage, sanitize_title
 from .transfer import content_digest
 from .writes import session_exists
@@ -216,7 +216,7 @@ class _FileState:
             # Dated when the agent wrote them, not when they were imported: the start of
             # the session for a new one, the file's last change for what a grown one gained.
             base = self.session.started_at if done == 0 else None
-            _date(con, ids, base if base is not None else self.mtime)
+            _date(con, sid, ids, base if base is not None else self.mtime)
         session = self.session
         con.execute(
             "INSERT OR REPLACE INTO history_imports (path, key, agent, session_id,"
@@ -267,11 +267,13 @@ class _FileState:
         return sid
 
 
-def _date(con: apsw.Connection, ids: list[int], start: float) -> None:
+def _date(con: apsw.Connection, session_id: str, ids: list[int], start: float) -> None:
+    # The session's own rows only: on PostgreSQL another writer's rows may fall between.
     if ids:
         con.execute(
-            "UPDATE messages SET timestamp = ? + (id - ?) * 1e-6 WHERE id BETWEEN ? AND ?",
-            (start, ids[0], ids[0], ids[-1]),
+            "UPDATE messages SET timestamp = ? + (id - ?) * 1e-6"
+            " WHERE session_id = ? AND id BETWEEN ? AND ?",
+            (start, ids[0], session_id, ids[0], ids[-1]),
         )
 
 

@@ -1,7 +1,7 @@
 """The ``session_search`` tool: on-demand recall across every past session (memory layer L2).
 
 Full-text search is cheap and wide; understanding is expensive and narrow. So the tool
-first asks the store's FTS5 indexes for hits (BM25-ranked), groups them by conversation
+first asks the store's full-text indexes for hits (BM25-ranked), groups them by conversation
 (lineage root), drops the caller's own lineage (already in its context), cuts a window of
 each conversation around the matches, and only then has a helper model summarize each
 window *with respect to the query* (spec SS-44..SS-67). The model sees at most
@@ -26,7 +26,7 @@ from ..config import Settings, load_settings
 from ..providers.base import ChatModel
 from ..safety.redact import redact
 from .archive import archived_messages, searchable_messages
-from .fts_query import build_search, clean_query, run_search
+from .fts_query import clean_query
 from .ranking import rank_sessions
 from .search_plan import MatchMode
 from .search_text import (
@@ -35,10 +35,9 @@ from .search_text import (
     match_window,
     truncate_around_matches,
 )
-from .session_secrets import session_secrets
 
 if TYPE_CHECKING:
-    from .sessions import SessionStore
+    from .contract import Store as SessionStore
 
 __all__ = [
     "DEFAULT_CONCURRENCY",
@@ -177,7 +176,7 @@ class _Pick:
 
 
 class SessionSearch:
-    """The ``session_search`` tool over a :class:`~palimpsest.storage.sessions.SessionStore`.
+    """The ``session_search`` tool over any store (:class:`~palimpsest.storage.contract.Store`).
 
     ``model`` summarizes each matching session; without one, results carry the raw
     preview. ``concurrency`` (1..5) bounds simultaneous model calls; ``timeout`` is the
@@ -301,8 +300,7 @@ class SessionSearch:
                 continue
             if row["id"] in own or root in own or root == own_root:
                 continue
-            with store.connection_for_reads() as con:
-                known = session_secrets(con, [row["id"]])[row["id"]]
+            known = store.session_secrets([row["id"]])[row["id"]]
             results.append(
                 {
                     "session_id": row["id"],
@@ -337,19 +335,15 @@ class SessionSearch:
         match: MatchMode,
     ) -> list[dict[str, Any]]:
         """SS-46: up to 50 ranked message hits (and session-metadata hits) in ``match`` mode."""
-        plan = build_search(
+        # no snippets: the tool builds its windows from redacted text
+        return store.search_hits(
             query,
             role_filter=roles,
             exclude_sources=self.hidden_sources,
             limit=SEARCH_HITS,
             exclude_session_ids=sorted(own),
-            has_trigram=store.has_trigram,
-            has_fts=store.has_fts5,
             match=match,
-            snippets=False,  # the tool builds its windows from redacted text
         )
-        with store.connection_for_reads() as con:
-            return run_search(con, plan)
 
     def _search(
         self,
@@ -395,8 +389,7 @@ class SessionSearch:
                 "message": "No matching sessions found.",
             }
         chosen = list(picks.values())
-        with store.connection_for_reads() as con:
-            secrets = session_secrets(con, [pick.session["id"] for pick in chosen])
+        secrets = store.session_secrets([pick.session["id"] for pick in chosen])
         for pick in chosen:
             # every value the session revealed goes from all of it (storage.session_secrets)
             pick.known = secrets[pick.session["id"]]

@@ -60,14 +60,22 @@ def hit_text(row: Mapping[str, Any]) -> str:
     return "\n".join(p for p in parts if p)
 
 
-def _state(connection: apsw.Connection, session_id: str) -> tuple[int, int]:
-    """The session's last message id, and its count plus stored length (edits change it)."""
-    row = connection.execute(
-        "SELECT COALESCE(MAX(id), 0), COUNT(*) + TOTAL(LENGTH(content)) + "
-        "TOTAL(LENGTH(tool_calls)) FROM messages WHERE session_id = ?",
-        (session_id,),
-    ).fetchone()
-    return (int(row[0]), int(row[1])) if row else (0, 0)
+def _states(connection: apsw.Connection, session_ids: list[str]) -> dict[str, tuple[int, int]]:
+    """Each session's last message id, and its count plus stored length (edits change it),
+    in one statement per 500 sessions (one round trip on a server database)."""
+    found: dict[str, tuple[int, int]] = {}
+    for at in range(0, len(session_ids), 500):
+        chunk = session_ids[at : at + 500]
+        marks = ", ".join("?" for _ in chunk)
+        rows = connection.execute(
+            "SELECT session_id, COALESCE(MAX(id), 0), COUNT(*) + TOTAL(LENGTH(content)) + "
+            f"TOTAL(LENGTH(tool_calls)) FROM messages WHERE session_id IN ({marks})"
+            " GROUP BY session_id",
+            chunk,
+        )
+        for sid, last, count in rows:
+            found[str(sid)] = (int(last), int(count))
+    return found
 
 
 def _collect(connection: apsw.Connection, session_id: str) -> frozenset[str]:
@@ -90,8 +98,10 @@ def session_secrets(
     """``session id -> the secret values its messages revealed`` (an empty set when none)."""
     filename = str(getattr(connection, "filename", "") or "")
     found: dict[str, frozenset[str]] = {}
-    for session_id in dict.fromkeys(str(s) for s in session_ids):
-        last, count = _state(connection, session_id)
+    wanted = list(dict.fromkeys(str(s) for s in session_ids))
+    states = _states(connection, wanted)
+    for session_id in wanted:
+        last, count = states.get(session_id, (0, 0))
         key = (filename, session_id, last, count)
         with _lock:
             cached = _cache.get(key) if filename else None

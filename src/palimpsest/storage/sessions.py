@@ -72,6 +72,9 @@ class SessionStore(TokenAccounting):
     ``(sql, bindings)`` for every statement.
     """
 
+    backend = "sqlite"
+    _db: Database
+
     def __init__(
         self,
         path: str | Path | None = None,
@@ -83,6 +86,7 @@ class SessionStore(TokenAccounting):
         upkeep_policy: UpkeepPolicy | None = None,
     ) -> None:
         self.path = Path(path).expanduser() if path is not None else default_db_path()
+        self.location = str(self.path)
         self._db = Database(self.path, retry=retry, tracer=tracer)
         try:
             self.has_fts5, self.has_trigram = open_schema(self._db, fts_layout)
@@ -501,6 +505,41 @@ class SessionStore(TokenAccounting):
 
     # -- search, transcripts, maintenance -----------------------------------------------
 
+    def search_hits(
+        self,
+        query: str,
+        role_filter: str | Iterable[str] | None = None,
+        source: str | Iterable[str] | None = None,
+        limit: int = 20,
+        offset: int = 0,
+        exclude_session_ids: Iterable[str] = (),
+        exclude_sources: str | Iterable[str] | None = None,
+        match: str = "auto",
+    ) -> list[dict[str, Any]]:
+        """Ranked hits for ``query``, best first, without snippets (``snippet`` is ``''``).
+
+        Each hit has ``rank`` (BM25, lower is better, including ``SESSION_WEIGHT *
+        session_rank``) and ``session_rank`` (the session metadata's match, 0.0 when none):
+        what :func:`.ranking.rank_sessions` and the ``session_search`` tool read.
+        """
+        from .fts_query import build_search, run_search
+
+        plan = build_search(
+            query,
+            role_filter=role_filter,
+            source=source,
+            exclude_sources=exclude_sources,
+            limit=limit,
+            offset=offset,
+            exclude_session_ids=tuple(exclude_session_ids),
+            has_trigram=self.has_trigram,
+            has_fts=self.has_fts5,
+            match=match,  # type: ignore[arg-type]  # checked by build_search
+            snippets=False,
+        )
+        with self._db.reader() as con:
+            return run_search(con, plan)
+
     def search_messages(
         self,
         query: str,
@@ -519,27 +558,23 @@ class SessionStore(TokenAccounting):
         Each ``snippet`` is made from the stored text redacted first, then cut and marked
         ``>>>match<<<`` (never SQLite's own ``snippet()``, which marks raw text).
         """
-        from .fts_query import build_search, run_search
         from .search_text import hit_snippets
 
-        plan = build_search(
-            query,
-            role_filter=role_filter,
-            source=source,
-            exclude_sources=exclude_sources,
-            limit=limit,
-            offset=offset,
-            exclude_session_ids=tuple(exclude_session_ids),
-            has_trigram=self.has_trigram,
-            has_fts=self.has_fts5,
-            match=match,  # type: ignore[arg-type]  # checked by build_search
-            snippets=False,  # replaced below by snippets made from redacted text
+        hits = self.search_hits(
+            query, role_filter, source, limit, offset, exclude_session_ids, exclude_sources, match
         )
         with self._db.reader() as con:
-            hits = run_search(con, plan)
             for hit, snippet in zip(hits, hit_snippets(con, hits, query), strict=True):
                 hit["snippet"] = snippet.marked()
         return hits
+
+    def session_secrets(self, session_ids: Iterable[str]) -> dict[str, frozenset[str]]:
+        """``session id -> the secret values its messages revealed`` (see
+        :mod:`.session_secrets`), for readers that redact stored text."""
+        from .session_secrets import session_secrets
+
+        with self._db.reader() as con:
+            return session_secrets(con, session_ids)
 
     def export_session(self, session_id: str, *, chain: bool = False) -> list[Message]:
         """The session as OpenAI-format messages; see :func:`.transfer.export_messages`."""

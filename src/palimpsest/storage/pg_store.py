@@ -1,0 +1,542 @@
+"""``PostgresSessionStore``: the session store on a PostgreSQL database, for shared gateways.
+
+One SQLite file serves one machine and one writer at a time. A gateway answering many
+users from several processes or machines keeps its sessions here instead; the methods
+and their results are those of :class:`~.sessions.SessionStore` (the contract in
+:mod:`.contract`, checked by one shared test suite).
+
+Concurrency: every write is one transaction on a pooled connection. Appends lock their
+session's row (``UPDATE ... message_count``) and insert the batch in the same
+transaction, so writers of different sessions never wait for each other and a batch is
+stored whole or not at all. A compression continuation ends its parent and creates the
+child with its seed messages in **one** transaction, holding the parent's row lock, so a
+writer killed at any point leaves either the old state or the whole new chain link. The
+small key-value writes of the shared modules (the compaction lease, the agent's state)
+run serializable (:mod:`.pg_db`). Search is in :mod:`.pg_search`.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from collections.abc import Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any, cast
+
+import psycopg
+
+from ..errors import AmbiguousSessionIdError, SessionNotFoundError
+from ..messages import Message
+from . import lineage as _lineage
+from .accounting import TokenAccounting
+from .codec import MESSAGE_COLUMNS, call_names, count_tool_calls, decode_row, encode_message
+from .pg_db import PgDatabase
+from .pg_schema import migrate
+from .pg_schema import schema_version as _schema_version
+from .pg_writes import HIDDEN, insert_messages, one_session, session_meta_text, set_meta
+from .sessions import new_session_id
+from .titles import next_title_in_lineage, sanitize_title
+from .writes import INHERITED, check_title_free, seed_key
+
+__all__ = ["PostgresSessionStore", "session_meta_text"]
+
+
+class PostgresSessionStore(TokenAccounting):
+    """The session store on the PostgreSQL database at ``url`` (see the module docstring).
+
+    ``pool_size`` bounds the connections this process opens. Opening migrates the schema
+    (``pg_trgm`` must be available: Debian's ``postgresql`` package has it).
+    """
+
+    backend = "postgresql"
+    _db: PgDatabase
+    has_fts5 = True
+    has_trigram = True
+
+    def __init__(self, url: str, *, pool_size: int = 8) -> None:
+        self._db = PgDatabase(url, max_size=max(1, pool_size))
+        try:
+            with self._db.connection() as con:
+                migrate(con)
+        except BaseException:
+            self._db.close()
+            raise
+        self.location = self._db.location
+
+    # -- opening, closing ----------------------------------------------------------------
+
+    def close(self) -> None:
+        self._db.close()
+
+    def __enter__(self) -> PostgresSessionStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    @property
+    def database(self) -> PgDatabase:
+        return self._db
+
+    @property
+    def path(self) -> Path:
+        """The redacted URL as a path-like name (callers that print where the store is)."""
+        return Path(self.location)
+
+    read_only = False
+    read_only_reason: str | None = None
+
+    @property
+    def schema_version(self) -> int:
+        with self._db.connection() as con:
+            return _schema_version(con)
+
+    @contextmanager
+    def connection_for_reads(self) -> Iterator[Any]:
+        """A connection taking the shared modules' SQLite dialect (:mod:`.pg_db`)."""
+        with self._db.reader() as con:
+            yield con
+
+    # -- sessions ------------------------------------------------------------------------
+
+    def create_session(
+        self,
+        session_id: str | None = None,
+        source: str = "cli",
+        model: str | None = None,
+        model_config: Mapping[str, Any] | None = None,
+        system_prompt: str | None = None,
+        user_id: str | None = None,
+        parent_session_id: str | None = None,
+        title: str | None = None,
+    ) -> str:
+        """Create a session (an existing id is left as it is)."""
+        sid = session_id or new_session_id()
+        clean_title = sanitize_title(title)
+        started = time.time()
+
+        def insert(con: psycopg.Connection[Any]) -> None:
+            if (
+                parent_session_id is not None
+                and not con.execute(
+                    "SELECT 1 FROM sessions WHERE id = %s", (parent_session_id,)
+                ).fetchone()
+            ):
+                raise SessionNotFoundError(parent_session_id)
+            if clean_title is not None:
+                check_title_free(self._dialect(con), clean_title, sid)
+            con.execute(
+                "INSERT INTO sessions (id, source, model, model_config, system_prompt, user_id,"
+                " parent_session_id, title, started_at, meta_tsv)"
+                " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s, to_tsvector('english', %s))"
+                " ON CONFLICT (id) DO NOTHING",
+                (
+                    sid,
+                    source,
+                    model,
+                    None if model_config is None else json.dumps(dict(model_config)),
+                    system_prompt,
+                    user_id,
+                    parent_session_id,
+                    clean_title,
+                    started,
+                    session_meta_text(clean_title, started, source),
+                ),
+            )
+
+        self._db.transact(insert)
+        return sid
+
+    def _dialect(self, con: psycopg.Connection[Any]) -> Any:
+        from .pg_db import SqliteDialect
+
+        return SqliteDialect(con, self.location)
+
+    def ensure_session(self, session_id: str, source: str = "unknown", **fields: Any) -> str:
+        return self.create_session(session_id, source, **fields)
+
+    def get_session(self, session_id: str) -> dict[str, Any] | None:
+        with self._db.connection() as con:
+            row = one_session(con, "SELECT * FROM sessions WHERE id = %s", (session_id,))
+        if row is not None and row.get("model_config"):
+            row["model_config"] = json.loads(row["model_config"])
+        return row
+
+    def require_session(self, session_id: str) -> dict[str, Any]:
+        row = self.get_session(session_id)
+        if row is None:
+            raise SessionNotFoundError(session_id)
+        return row
+
+    def resolve_session_id(self, id_or_prefix: str) -> str | None:
+        from .session_admin import resolve_prefix
+
+        with self.connection_for_reads() as con:
+            try:
+                return resolve_prefix(con, id_or_prefix)
+            except (SessionNotFoundError, AmbiguousSessionIdError):
+                return None
+
+    def end_session(self, session_id: str, end_reason: str) -> bool:
+        def end(con: psycopg.Connection[Any]) -> bool:
+            cursor = con.execute(
+                "UPDATE sessions SET ended_at = %s, end_reason = %s"
+                " WHERE id = %s AND ended_at IS NULL",
+                (time.time(), end_reason, session_id),
+            )
+            return cursor.rowcount > 0
+
+        return self._db.transact(end)
+
+    def reopen_session(self, session_id: str) -> None:
+        self._update(session_id, "ended_at = NULL, end_reason = NULL")
+
+    def update_system_prompt(self, session_id: str, prompt: str | None) -> None:
+        self._update(session_id, "system_prompt = %s", (prompt,))
+
+    def set_session_title(self, session_id: str, title: str | None) -> bool:
+        clean = sanitize_title(title)
+
+        def set_title(con: psycopg.Connection[Any]) -> bool:
+            if clean is not None:
+                check_title_free(self._dialect(con), clean, session_id)
+            changed = con.execute(
+                "UPDATE sessions SET title = %s WHERE id = %s", (clean, session_id)
+            ).rowcount
+            set_meta(con, session_id)
+            return changed > 0
+
+        return self._db.transact(set_title)
+
+    def delete_session(self, session_id: str) -> bool:
+        def delete(con: psycopg.Connection[Any]) -> bool:
+            con.execute(
+                "UPDATE sessions SET parent_session_id = NULL WHERE parent_session_id = %s",
+                (session_id,),
+            )
+            con.execute("DELETE FROM messages WHERE session_id = %s", (session_id,))
+            return con.execute("DELETE FROM sessions WHERE id = %s", (session_id,)).rowcount > 0
+
+        return self._db.transact(delete)
+
+    def _update(self, session_id: str, assignments: str, params: Sequence[Any] = ()) -> None:
+        def update(con: psycopg.Connection[Any]) -> None:
+            cursor = con.execute(
+                f"UPDATE sessions SET {assignments} WHERE id = %s",
+                (*params, session_id),
+            )
+            if cursor.rowcount == 0:
+                raise SessionNotFoundError(session_id)
+
+        self._db.transact(update)
+
+    def session_count(self, source: str | None = None) -> int:
+        if source is None:
+            return int(self._db.scalar("SELECT count(*) FROM sessions"))
+        return int(self._db.scalar("SELECT count(*) FROM sessions WHERE source = ?", (source,)))
+
+    def message_count(self, session_id: str | None = None) -> int:
+        if session_id is None:
+            return int(self._db.scalar("SELECT count(*) FROM messages"))
+        return int(
+            self._db.scalar("SELECT count(*) FROM messages WHERE session_id = ?", (session_id,))
+        )
+
+    # -- messages ------------------------------------------------------------------------
+
+    def append_message(
+        self,
+        session_id: str,
+        role: str,
+        content: Any = None,
+        tool_name: str | None = None,
+        tool_calls: Any = None,
+        tool_call_id: str | None = None,
+        token_count: int | None = None,
+        finish_reason: str | None = None,
+        reasoning: str | None = None,
+        reasoning_content: str | None = None,
+        reasoning_details: Any = None,
+    ) -> int:
+        message: Message = {"role": role, "content": content}
+        optional = {
+            "name": tool_name,
+            "tool_calls": tool_calls,
+            "tool_call_id": tool_call_id,
+            "finish_reason": finish_reason,
+            "reasoning": reasoning,
+            "reasoning_content": reasoning_content,
+            "reasoning_details": reasoning_details,
+        }
+        message.update({k: v for k, v in optional.items() if v is not None})
+        return self.append_messages(session_id, [message], token_counts=[token_count])[0]
+
+    def append_messages(
+        self,
+        session_id: str,
+        messages: Iterable[Mapping[str, Any]],
+        *,
+        token_counts: Sequence[int | None] | None = None,
+    ) -> list[int]:
+        """Append a batch in ONE transaction (all or nothing) and return the new ids."""
+        batch = [dict(m) for m in messages]
+        if not batch:
+            return []
+        counts = list(token_counts) if token_counts is not None else [None] * len(batch)
+        if len(counts) != len(batch):
+            raise ValueError("token_counts must have one entry per message")
+        names = call_names(batch)
+        unnamed = {
+            str(m["tool_call_id"])
+            for m in batch
+            if m.get("role") == "tool" and not m.get("name") and m.get("tool_call_id")
+        } - set(names)
+        if unnamed:
+            names.update(self._stored_call_names(session_id, unnamed))
+        encoded = [
+            encode_message(m, token_count=n, tool_name=names.get(str(m.get("tool_call_id"))))
+            for m, n in zip(batch, counts, strict=True)
+        ]
+        tool_calls = sum(count_tool_calls(m) for m in batch)
+        return self._db.transact(lambda con: insert_messages(con, session_id, encoded, tool_calls))
+
+    def _stored_call_names(self, session_id: str, call_ids: set[str]) -> dict[str, str]:
+        with self._db.connection() as con:
+            found = con.execute(
+                "SELECT c ->> 'id', c -> 'function' ->> 'name' FROM"
+                " (SELECT tool_calls FROM messages WHERE session_id = %s"
+                "  AND tool_calls IS NOT NULL AND tool_calls LIKE '[%%'"
+                "  ORDER BY timestamp DESC LIMIT 20) AS m,"
+                " jsonb_array_elements(m.tool_calls::jsonb) AS c"
+                " WHERE jsonb_typeof(c) = 'object' AND c ->> 'id' = ANY(%s)",
+                (session_id, sorted(call_ids)),
+            ).fetchall()
+        return {str(i): str(n) for i, n in found if n}
+
+    def last_message_time(self, session_id: str) -> float | None:
+        """When the session's newest live message was stored (epoch seconds), or ``None``."""
+        value = self._db.scalar(
+            "SELECT max(timestamp) FROM messages WHERE session_id = ? AND active = 1",
+            (session_id,),
+        )
+        return float(value) if value is not None else None
+
+    def get_messages(self, session_id: str, *, include_inactive: bool = False) -> list[Message]:
+        """The session's messages in order, in OpenAI format (live rows only by default)."""
+        with self._db.connection() as con:
+            cursor = con.execute(
+                f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM messages WHERE session_id = %s"
+                f"{'' if include_inactive else ' AND active = 1'} ORDER BY id",
+                (session_id,),
+            )
+            found = cursor.fetchall()
+        return [decode_row(dict(zip(MESSAGE_COLUMNS, row, strict=True))) for row in found]
+
+    # -- compression continuations and lineage ------------------------------------------
+
+    def start_continuation(
+        self,
+        parent_id: str,
+        *,
+        messages: Iterable[Mapping[str, Any]] | None = None,
+        model: str | None = None,
+        system_prompt: str | None = None,
+        title: str | None = None,
+        session_id: str | None = None,
+    ) -> str:
+        """End ``parent_id`` with ``compression`` and start its continuation, in one
+        transaction holding the parent's row lock (see the module docstring)."""
+        sid = session_id or new_session_id()
+        batch = [dict(m) for m in messages or ()]
+        names = call_names(batch)
+        encoded = [
+            encode_message(m, tool_name=names.get(str(m.get("tool_call_id")))) for m in batch
+        ]
+        tool_calls = sum(count_tool_calls(m) for m in batch)
+        wanted_title = sanitize_title(title)
+
+        def create(con: psycopg.Connection[Any]) -> None:
+            parent = one_session(
+                con, "SELECT * FROM sessions WHERE id = %s FOR UPDATE", (parent_id,)
+            )
+            if parent is None:
+                raise SessionNotFoundError(parent_id)
+            if parent["ended_at"] is not None and parent["end_reason"] != "compression":
+                raise ValueError(
+                    f"session {parent_id!r} already ended ({parent['end_reason']}); "
+                    "only a live session can be continued after compression"
+                )
+            if parent["ended_at"] is None:
+                parent["ended_at"] = time.time()
+                con.execute(
+                    "UPDATE sessions SET ended_at = %s, end_reason = 'compression' WHERE id = %s",
+                    (parent["ended_at"], parent_id),
+                )
+            dialect = self._dialect(con)
+            new_title = wanted_title
+            if new_title is not None:
+                check_title_free(dialect, new_title, sid)
+            elif parent["title"]:
+                new_title = next_title_in_lineage(dialect, parent["title"])
+            started = max(time.time(), float(parent["ended_at"]))
+            values: dict[str, Any] = {
+                "id": sid,
+                "source": parent["source"],
+                "model": model or parent["model"],
+                "system_prompt": (
+                    system_prompt if system_prompt is not None else parent["system_prompt"]
+                ),
+                "parent_session_id": parent_id,
+                "title": new_title,
+                "started_at": started,
+                **{k: parent[k] for k in INHERITED},
+            }
+            con.execute(
+                f"INSERT INTO sessions ({', '.join(values)}, meta_tsv) VALUES"
+                f" ({', '.join('%s' for _ in values)}, to_tsvector('english', %s))",
+                (*values.values(), session_meta_text(new_title, started, parent["source"])),
+            )
+            if encoded:
+                insert_messages(con, sid, encoded, tool_calls)
+                con.execute(
+                    "INSERT INTO state_meta (key, value) VALUES (%s, %s)",
+                    (seed_key(sid), str(len(encoded))),
+                )
+
+        self._db.transact(create)
+        return sid
+
+    def _walk(self, fn: Any, session_id: str) -> Any:
+        with self.connection_for_reads() as con:
+            return fn(con, session_id)
+
+    def get_compression_tip(self, session_id: str) -> str:
+        return cast(str, self._walk(_lineage.compression_tip, session_id))
+
+    def resume_target(self, session_id: str) -> str:
+        return cast(str, self._walk(_lineage.resume_target, session_id))
+
+    def compression_chain(self, session_id: str) -> list[str]:
+        return cast(list[str], self._walk(_lineage.compression_chain, session_id))
+
+    def lineage(self, session_id: str) -> list[str]:
+        return cast(list[str], self._walk(_lineage.lineage, session_id))
+
+    def lineage_root(self, session_id: str) -> str:
+        return cast(str, self._walk(_lineage.lineage_root, session_id))
+
+    def seed_message_count(self, session_id: str) -> int:
+        value = self._db.scalar(
+            "SELECT value FROM state_meta WHERE key = ?", (seed_key(session_id),)
+        )
+        return int(value or 0)
+
+    def list_sessions(
+        self,
+        limit: int = 20,
+        offset: int = 0,
+        source: str | None = None,
+        *,
+        include_children: bool = False,
+    ) -> list[dict[str, Any]]:
+        with self.connection_for_reads() as con:
+            found = _lineage.list_rows(
+                con, limit=limit, offset=offset, source=source, include_children=include_children
+            )
+        return [{k: v for k, v in row.items() if k not in HIDDEN} for row in found]
+
+    # -- search, transcripts, maintenance -----------------------------------------------
+
+    def search_hits(
+        self,
+        query: str,
+        role_filter: str | Iterable[str] | None = None,
+        source: str | Iterable[str] | None = None,
+        limit: int = 20,
+        offset: int = 0,
+        exclude_session_ids: Iterable[str] = (),
+        exclude_sources: str | Iterable[str] | None = None,
+        match: str = "auto",
+    ) -> list[dict[str, Any]]:
+        """Ranked message hits without snippets (see :mod:`.pg_search`)."""
+        from .pg_search import search_hits
+
+        with self._db.connection() as con:
+            return search_hits(
+                con,
+                query,
+                role_filter=role_filter,
+                source=source,
+                exclude_sources=exclude_sources,
+                limit=limit,
+                offset=offset,
+                exclude_session_ids=tuple(exclude_session_ids),
+                match=match,
+            )
+
+    def search_messages(
+        self,
+        query: str,
+        role_filter: str | Iterable[str] | None = None,
+        source: str | Iterable[str] | None = None,
+        limit: int = 20,
+        offset: int = 0,
+        exclude_session_ids: Iterable[str] = (),
+        exclude_sources: str | Iterable[str] | None = None,
+        match: str = "auto",
+    ) -> list[dict[str, Any]]:
+        """Hits for ``query``, best first, each with a snippet cut from redacted text."""
+        from .search_text import hit_snippets
+
+        hits = self.search_hits(
+            query, role_filter, source, limit, offset, exclude_session_ids, exclude_sources, match
+        )
+        with self.connection_for_reads() as con:
+            for hit, snippet in zip(hits, hit_snippets(con, hits, query), strict=True):
+                hit["snippet"] = snippet.marked()
+        return hits
+
+    def session_secrets(self, session_ids: Iterable[str]) -> dict[str, frozenset[str]]:
+        from .session_secrets import session_secrets
+
+        with self.connection_for_reads() as con:
+            return session_secrets(con, session_ids)
+
+    def export_session(self, session_id: str, *, chain: bool = False) -> list[Message]:
+        from .transfer import export_messages
+
+        return export_messages(self, session_id, chain=chain)
+
+    def import_transcript(
+        self,
+        path: str | Path,
+        format: str = "auto",
+        source: str = "import",
+        title: str | None = None,
+        again: bool = False,
+        lenient: bool = False,
+    ) -> str:
+        from .transfer import import_file
+
+        return import_file(
+            self,
+            path,
+            format=format,
+            source=source,
+            title=title,
+            again=again,
+            lenient=lenient,
+        )
+
+    def verify(self) -> list[str]:
+        """Problems found (empty when all is well); see :mod:`.pg_maintenance`."""
+        from .pg_maintenance import verify
+
+        return verify(self._db)
+
+    def repair(self) -> list[str]:
+        """Rebuild the indexes and the message counters; one line per step."""
+        from .pg_maintenance import repair
+
+        return repair(self._db)

@@ -1,0 +1,110 @@
+"""Row writers and readers of the PostgreSQL store, run inside its transactions.
+
+The counterpart of :mod:`.writes` for :mod:`.pg_store`: each function takes the psycopg
+connection of an open transaction and may be re-run after a serialization failure, so
+none keeps state outside the database.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Sequence
+from datetime import datetime
+from typing import Any
+
+import psycopg
+
+from ..errors import SessionNotFoundError
+from .codec import MESSAGE_COLUMNS
+
+__all__ = ["HIDDEN", "insert_messages", "one_session", "session_meta_text", "set_meta"]
+
+HIDDEN = ("rowid", "meta_tsv")
+"""PostgreSQL-only columns left out of session rows."""
+
+_MAX_PARAMETERS = 65_535
+
+_MONTHS = [
+    "January",
+    "February",
+    "March",
+    "April",
+    "May",
+    "June",
+    "July",
+    "August",
+    "September",
+    "October",
+    "November",
+    "December",
+]
+_WEEKDAYS = ["Monday", "Tuesday", "Wednesday", "Thursday", "Friday", "Saturday", "Sunday"]
+
+
+def session_meta_text(title: str | None, started_at: float | None, source: str | None) -> str:
+    """The words a session's metadata is found by: title, start date (local time, as
+    ``2023-06-07 June 7 2023 Wednesday``, the SQLite ``sessions_fts`` spelling), source."""
+    date = ""
+    if started_at is not None:
+        when = datetime.fromtimestamp(float(started_at))
+        date = (
+            f"{when:%Y-%m-%d} {_MONTHS[when.month - 1]} {when.day} {when.year}"
+            f" {_WEEKDAYS[when.weekday()]}"
+        )
+    return " ".join(p for p in (title or "", date, source or "") if p)
+
+
+def session_row(names: Sequence[str], values: Sequence[Any]) -> dict[str, Any]:
+    return {k: v for k, v in zip(names, values, strict=True) if k not in HIDDEN}
+
+
+def one_session(
+    con: psycopg.Connection[Any], sql: str, params: Sequence[Any]
+) -> dict[str, Any] | None:
+    cursor = con.execute(sql, params)
+    row = cursor.fetchone()
+    if row is None or cursor.description is None:
+        return None
+    return session_row([d.name for d in cursor.description], row)
+
+
+def set_meta(con: psycopg.Connection[Any], session_id: str) -> None:
+    row = con.execute(
+        "SELECT title, started_at, source FROM sessions WHERE id = %s", (session_id,)
+    ).fetchone()
+    if row is not None:
+        con.execute(
+            "UPDATE sessions SET meta_tsv = to_tsvector('english', %s) WHERE id = %s",
+            (session_meta_text(*row), session_id),
+        )
+
+
+def insert_messages(
+    con: psycopg.Connection[Any], session_id: str, encoded: list[dict[str, Any]], tool_calls: int
+) -> list[int]:
+    """Lock the session row, bump its counters, insert the rows; the new ids in order."""
+    locked = con.execute(
+        "UPDATE sessions SET message_count = COALESCE(message_count, 0) + %s,"
+        " tool_call_count = COALESCE(tool_call_count, 0) + %s WHERE id = %s RETURNING id",
+        (len(encoded), tool_calls, session_id),
+    ).fetchone()
+    if locked is None:
+        raise SessionNotFoundError(session_id)
+    columns = ("session_id", "timestamp", *MESSAGE_COLUMNS)
+    marks = "(" + ", ".join("%s" for _ in columns) + ")"
+    per_statement = max(1, _MAX_PARAMETERS // len(columns))
+    now = time.time()
+    ids: list[int] = []
+    for start in range(0, len(encoded), per_statement):
+        chunk = encoded[start : start + per_statement]
+        params: list[Any] = []
+        for i, row in enumerate(chunk, start):
+            params += [session_id, now + i * 1e-6, *(row[c] for c in MESSAGE_COLUMNS)]
+        found = con.execute(
+            f"INSERT INTO messages ({', '.join(columns)}) VALUES "
+            + ", ".join([marks] * len(chunk))
+            + " RETURNING id",
+            params,
+        ).fetchall()
+        ids += sorted(int(r[0]) for r in found)
+    return ids

@@ -1,0 +1,61 @@
+"""open_store(): which store a URL, the environment or the config names."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+
+import palimpsest
+from palimpsest.config import settings_from_dict
+from palimpsest.errors import StorageError
+from palimpsest.storage import SessionStore, Store
+from palimpsest.storage.factory import DATABASE_URL_ENV, open_store, store_url
+
+
+def test_the_default_is_the_sqlite_file_in_home(isolated_home: Path) -> None:
+    with open_store() as store:
+        assert isinstance(store, SessionStore) and isinstance(store, Store)
+        assert store.backend == "sqlite"
+        assert store.path == isolated_home / "state.db"
+        assert store.location == str(isolated_home / "state.db")
+
+
+def test_a_path_argument_and_a_sqlite_url(tmp_path: Path) -> None:
+    with open_store(tmp_path / "a.db") as store:
+        assert store.path == tmp_path / "a.db"
+    with open_store(f"sqlite:///{tmp_path / 'b.db'}") as store:
+        assert store.path == tmp_path / "b.db"
+
+
+def test_argument_beats_environment_beats_config(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    settings = settings_from_dict({"store": {"url": str(tmp_path / "config.db")}})
+    assert store_url(settings=settings) == str(tmp_path / "config.db")
+    monkeypatch.setenv(DATABASE_URL_ENV, str(tmp_path / "env.db"))
+    assert store_url(settings=settings) == str(tmp_path / "env.db")
+    assert store_url(tmp_path / "arg.db", settings=settings) == str(tmp_path / "arg.db")
+    with open_store(settings=settings) as store:
+        assert store.path == tmp_path / "env.db"
+
+
+def test_store_path_is_used_without_a_url(tmp_path: Path) -> None:
+    settings = settings_from_dict({"store": {"path": str(tmp_path / "p.db")}})
+    assert store_url(settings=settings) is None
+    with open_store(settings=settings) as store:
+        assert store.path == tmp_path / "p.db"
+
+
+def test_an_unreachable_server_is_one_clear_error(tmp_path: Path) -> None:
+    url = f"postgresql://nobody:s3cret@/nodb?host={tmp_path}&connect_timeout=1"
+    with pytest.raises(StorageError) as caught:
+        open_store(url, pool_size=1)
+    message = str(caught.value)
+    assert message.startswith("Session database not available: postgresql://nobody:***@")
+    assert "s3cret" not in message and "\n" not in message
+
+
+def test_open_store_is_exported_lazily() -> None:
+    assert "open_store" in palimpsest.__all__ and "Store" in palimpsest.__all__
+    assert palimpsest.open_store is open_store

@@ -1,0 +1,58 @@
+"""pg_search: BM25 on tsvector, candidates by rarity, literal forms, on a real server."""
+
+from __future__ import annotations
+
+import pytest
+
+from palimpsest import open_store
+from palimpsest.errors import QueryError
+from palimpsest.storage import Store, pg_search
+
+
+@pytest.fixture
+def store(pg_url: str) -> Store:
+    opened = open_store(pg_url)
+    yield opened  # type: ignore[misc]
+    opened.close()
+
+
+def test_more_query_words_rank_higher(store: Store) -> None:
+    store.create_session("s")
+    ids = store.append_messages(
+        "s",
+        [
+            {"role": "user", "content": "the cache was cold"},
+            {"role": "user", "content": "the cache was cold and the zeppelin landed"},
+            {"role": "user", "content": "a zeppelin landed"},
+            *({"role": "user", "content": f"filler line {i}"} for i in range(20)),
+        ],
+    )
+    hits = store.search_hits("zeppelin cache", match="any", limit=5)
+    # both words first; then equal scores, newest first
+    assert [h["id"] for h in hits[:3]] == [ids[1], ids[2], ids[0]]
+    assert hits[0]["rank"] < hits[1]["rank"] == hits[2]["rank"] < 0
+    common = store.search_hits("filler zeppelin", match="any", limit=30)
+    assert common[0]["id"] == ids[2]  # the rarer word outweighs the common one
+
+
+def test_an_old_rare_match_beats_the_window(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(pg_search, "RANK_WINDOW", 10)
+    store.create_session("s")
+    old = store.append_message("s", "user", "the quokka deploy happened")
+    store.append_messages("s", [{"role": "user", "content": f"deploy {i}"} for i in range(40)])
+    hits = store.search_hits("quokka deploy", match="any", limit=3)
+    assert hits[0]["id"] == old
+
+
+def test_literal_forms_are_found_even_when_split_differently(store: Store) -> None:
+    store.create_session("s")
+    glued = store.append_message("s", "user", "see x--dry-run.log for details")
+    assert [h["id"] for h in store.search_hits("--dry-run")] == [glued]
+
+
+def test_stopwords_only_and_bad_modes(store: Store) -> None:
+    store.create_session("s")
+    store.append_message("s", "user", "the and of")
+    assert store.search_hits("the") == [] or all(h["rank"] == 0.0 for h in store.search_hits("the"))
+    with pytest.raises(QueryError):
+        store.search_hits("x", match="some")
