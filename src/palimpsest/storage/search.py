@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 from ..config import Settings, load_settings
 from ..providers.base import ChatModel
 from ..safety.redact import redact
-from .fts_query import build_search, clean_query, run_search
+from .fts_query import build_search, clean_query, run_search, search_filters
 from .ranking import rank_sessions
 from .search_plan import MatchMode
 from .search_text import (
@@ -347,8 +347,20 @@ class SessionSearch:
             match=match,
             snippets=False,  # the tool builds its windows from redacted text
         )
+        vectors = getattr(store, "vectors", None)
+        if vectors is not None:
+            vectors.catch_up()
         with store.connection_for_reads() as con:
-            return run_search(con, plan)
+            hits = run_search(con, plan)
+            if vectors is None:
+                return hits
+            # by meaning too (the [vectors] extra or the store's own embedder): each
+            # conversation is then ranked by its best fused turn (storage.fusion)
+            where, params = search_filters(roles, None, self.hidden_sources, sorted(own))
+            fused: list[dict[str, Any]] = vectors.fuse(
+                con, query, hits, filters=where, params=params
+            )
+            return fused
 
     def _search(
         self,
