@@ -116,9 +116,13 @@ _PENDING = (
 class VectorIndex:
     """The vectors of one :class:`~.db.Database` for one :class:`EmbeddingModel`."""
 
-    def __init__(self, db: Database, model: EmbeddingModel) -> None:
+    def __init__(self, db: Database, model: EmbeddingModel, weight: float | None = None) -> None:
+        from .fusion import FUSION_WEIGHT
+
         self.db = db
         self.model = model
+        #: How much meaning counts against words in :meth:`fuse` (0..1).
+        self.weight = FUSION_WEIGHT if weight is None else float(weight)
         self._lock = threading.Lock()  # one embedding pass at a time per store
 
     # -- filling -------------------------------------------------------------------------
@@ -223,12 +227,12 @@ class VectorIndex:
         """``word_hits`` fused with the :data:`~.fusion.SEMANTIC_CANDIDATES` nearest
         messages under the same filters (:func:`~.fusion.fuse_hits`), best first."""
         from .fts_query import session_date
-        from .fusion import FUSION_WEIGHT, SEMANTIC_CANDIDATES, fuse_hits
+        from .fusion import SEMANTIC_CANDIDATES, fuse_hits
 
         near = self.nearest(con, query, filters=filters, params=params, limit=SEMANTIC_CANDIDATES)
         for hit in near:
             hit["session_date"] = session_date(hit.get("session_started"))
-        return fuse_hits(word_hits, near, FUSION_WEIGHT if weight is None else weight)
+        return fuse_hits(word_hits, near, self.weight if weight is None else weight)
 
     def catch_up(self) -> None:
         """Embed what the upkeep thread has not reached yet (before a search); a read-only
