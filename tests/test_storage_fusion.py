@@ -45,7 +45,7 @@ def test_a_turn_found_both_ways_beats_one_found_one_way() -> None:
 
 
 def test_a_weight_outside_zero_to_one_is_refused() -> None:
-    with pytest.raises(ValueError, match="within 0..1"):
+    with pytest.raises(ValueError, match=r"within 0\.\.1"):
         fused_scores({1: 1.0}, {}, 1.5)
 
 
