@@ -317,12 +317,25 @@ def _overall(table: dict[str, dict[str, float | int | None]]) -> float:
     return float(row["session@5"] or 0.0) + float(row["turn@5"] or 0.0)
 
 
-def evaluate_vectors(corpus: Corpus, workdir: Path) -> dict[str, Any]:
+def load_embedder(spec: str) -> Any:
+    """``"bundled"``, or ``module:attribute`` naming a callable ``list[str] ->
+    list[list[float]]`` (for trying another model as the caller's own function)."""
+    if spec == "bundled" or ":" not in spec:
+        return spec
+    import importlib
+
+    from palimpsest.storage.embedding import EmbeddingModel
+
+    module, _, attribute = spec.partition(":")
+    return EmbeddingModel(name=spec, embed=getattr(importlib.import_module(module), attribute))
+
+
+def evaluate_vectors(corpus: Corpus, workdir: Path, embedder: str = "bundled") -> dict[str, Any]:
     """Ours with the bundled model, the fusion weight tuned on one half of the questions
     (by conversation) and reported on the other, beside ours without vectors and the
     baseline on the same questions."""
     t0 = time.perf_counter()
-    store, ids = load_store(workdir / "vectors.db", corpus, embedder="bundled")
+    store, ids = load_store(workdir / "vectors.db", corpus, embedder=load_embedder(embedder))
     loaded = time.perf_counter() - t0
     base = load_baseline(workdir / "vectors-baseline.db", corpus, ids)
     plain = SessionStore(workdir / "vectors.db", background_upkeep=False)
@@ -458,6 +471,11 @@ def main(argv: list[str] | None = None) -> int:
         help="also search by meaning (needs the [vectors] extra): tune the fusion weight on"
         " half of the questions, report the other half",
     )
+    parser.add_argument(
+        "--embedder",
+        default="bundled",
+        help="with --vectors: 'bundled' or module:callable (list[str] -> list[list[float]])",
+    )
     args = parser.parse_args(argv)
     if args.conversations < 1 or args.sessions < 1:
         parser.error("--conversations and --sessions must be at least 1")
@@ -465,7 +483,7 @@ def main(argv: list[str] | None = None) -> int:
         report = run(args.conversations, args.sessions, args.seed, Path(tmp))
         if args.vectors:
             corpus = generate(args.conversations, args.sessions, args.seed)
-            report["vectors"] = evaluate_vectors(corpus, Path(tmp))
+            report["vectors"] = evaluate_vectors(corpus, Path(tmp), args.embedder)
     text = render(report) + (render_vectors(report["vectors"]) if args.vectors else "")
     print(json.dumps(report, indent=2) if args.json else text)
     return 0

@@ -50,6 +50,10 @@ start of a long tool output says what it is about; the rest dilutes it)."""
 
 DISTANCE_FUNCTION = "vec_distance_cosine"
 
+NEAR_OVERFETCH = 4
+"""The vector scan keeps this many times the asked-for neighbours before the search's
+filters (roles, sources, excluded sessions) apply to them."""
+
 _LOADED: weakref.WeakSet[apsw.Connection] = weakref.WeakSet()
 
 
@@ -107,7 +111,7 @@ def _text(content: str | None, tool_name: str | None) -> str:
 
 _PENDING = (
     "SELECT m.id, m.content, m.tool_name FROM messages AS m"
-    " WHERE COALESCE(m.content, '') <> '' AND NOT EXISTS"
+    " WHERE m.id > ? AND COALESCE(m.content, '') <> '' AND NOT EXISTS"
     " (SELECT 1 FROM message_vectors AS v WHERE v.message_id = m.id AND v.model = ?)"
     " ORDER BY m.id DESC LIMIT ?"
 )
@@ -123,14 +127,16 @@ class VectorIndex:
         self.model = model
         #: How much meaning counts against words in :meth:`fuse` (0..1).
         self.weight = FUSION_WEIGHT if weight is None else float(weight)
+        self._seen = 0  # catch_up() has embedded every message up to this id
         self._lock = threading.Lock()  # one embedding pass at a time per store
 
     # -- filling -------------------------------------------------------------------------
 
-    def pending(self, limit: int = EMBED_BATCH) -> list[tuple[int, str]]:
-        """Up to ``limit`` messages without a vector of this model, newest first."""
+    def pending(self, limit: int = EMBED_BATCH, after: int = 0) -> list[tuple[int, str]]:
+        """Up to ``limit`` messages (with ids above ``after``) without a vector of this
+        model, newest first."""
         with self.db.reader() as con:
-            found = con.execute(_PENDING, (self.model.name, limit)).fetchall()
+            found = con.execute(_PENDING, (after, self.model.name, limit)).fetchall()
         return [
             (int(str(mid)), _text(str(content), str(tool) if tool else None))
             for mid, content, tool in found
@@ -146,10 +152,11 @@ class VectorIndex:
             )
         )
 
-    def embed_step(self, batch: int = EMBED_BATCH) -> int:
-        """Embed and store one batch of pending messages; how many were stored (0: none left)."""
+    def embed_step(self, batch: int = EMBED_BATCH, after: int = 0) -> int:
+        """Embed and store one batch of pending messages (ids above ``after``); how many
+        were stored (0: none left)."""
         with self._lock:
-            todo = self.pending(batch)
+            todo = self.pending(batch, after)
             if not todo:
                 return 0
             vectors = self.model([text for _, text in todo])
@@ -169,10 +176,11 @@ class VectorIndex:
             self.db.write(store)
             return len(rows)
 
-    def embed_pending(self, batch: int = EMBED_BATCH) -> int:
-        """Embed every pending message, batch by batch; how many were stored."""
+    def embed_pending(self, batch: int = EMBED_BATCH, after: int = 0) -> int:
+        """Embed every pending message (ids above ``after``), batch by batch; how many
+        were stored."""
         done = 0
-        while step := self.embed_step(batch):
+        while step := self.embed_step(batch, after):
             done += step
         return done
 
@@ -197,18 +205,49 @@ class VectorIndex:
         first (call :meth:`catch_up` first for messages not embedded yet)."""
         load_vector_functions(con)
         target = pack(self.model([query])[0])
-        conditions = " AND ".join(["v.model = ?", *filters])
-        sql = (
-            "SELECT m.id, m.session_id, m.role, substr(COALESCE(m.content, ''), 1, 120),"
-            " m.timestamp, s.source, s.model, s.title, 0.0, m.tool_name, s.started_at,"
-            f" 1.0 - {DISTANCE_FUNCTION}(v.vector, ?) AS similarity"
-            " FROM message_vectors AS v JOIN messages AS m ON m.id = v.message_id"
-            " JOIN sessions AS s ON s.id = m.session_id"
-            f" WHERE {conditions} ORDER BY similarity DESC, m.id DESC LIMIT ?"
+        # Score the vectors alone first (no join, no text per row), then filter the
+        # nearest few; only when the filters leave too few, score under them directly.
+        wide = limit * NEAR_OVERFETCH
+        inner = (
+            f"SELECT message_id AS id, 1.0 - {DISTANCE_FUNCTION}(vector, ?) AS similarity"
+            " FROM message_vectors WHERE model = ?"
         )
-        found = con.execute(sql, (target, self.model.name, *params, limit)).fetchall()
+        hits = self._near(
+            con,
+            inner + " ORDER BY similarity DESC LIMIT ?",
+            (target, self.model.name, wide),
+            filters,
+            params,
+            limit,
+        )
+        if len(hits) < limit:
+            counted = con.execute(
+                "SELECT count(*) FROM message_vectors WHERE model = ?", (self.model.name,)
+            ).fetchall()
+            if int(str(counted[0][0])) > wide:
+                hits = self._near(con, inner, (target, self.model.name), filters, params, limit)
+        return hits
+
+    @staticmethod
+    def _near(
+        con: apsw.Connection,
+        inner: str,
+        inner_params: tuple[Any, ...],
+        filters: Sequence[str],
+        params: Sequence[Any],
+        limit: int,
+    ) -> list[dict[str, Any]]:
+        conditions = " AND ".join(["1", *filters])
+        sql = (
+            f"WITH near AS MATERIALIZED ({inner})"
+            " SELECT m.id, m.session_id, m.role, substr(COALESCE(m.content, ''), 1, 120),"
+            " m.timestamp, s.source, s.model, s.title, 0.0, m.tool_name, s.started_at,"
+            " near.similarity FROM near JOIN messages AS m ON m.id = near.id"
+            " JOIN sessions AS s ON s.id = m.session_id"
+            f" WHERE {conditions} ORDER BY near.similarity DESC, m.id DESC LIMIT ?"
+        )
         hits = []
-        for row in found:
+        for row in con.execute(sql, (*inner_params, *params, limit)).fetchall():
             hit = dict(zip(SEARCH_COLUMNS, row[:-1], strict=True))
             hit["similarity"] = float(str(row[-1]))
             hits.append(hit)
@@ -236,7 +275,13 @@ class VectorIndex:
 
     def catch_up(self) -> None:
         """Embed what the upkeep thread has not reached yet (before a search); a read-only
-        store leaves it (its vectors were made by the writer)."""
+        store leaves it (its vectors were made by the writer). The first call looks at
+        every message; later ones only at messages newer than the newest it saw (older
+        ones whose text changed are the upkeep thread's), so a search stays cheap."""
         if self.db.read_only:
             return
-        self.embed_pending()
+        newest = int(str(self.db.scalar("SELECT COALESCE(max(id), 0) FROM messages")))
+        if newest <= self._seen:
+            return
+        self.embed_pending(after=self._seen)
+        self._seen = newest
