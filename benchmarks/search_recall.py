@@ -56,10 +56,12 @@ STEP_SECONDS = 90.0
 # -- loading ----------------------------------------------------------------------------
 
 
-def load_store(path: Path, corpus: Corpus) -> tuple[SessionStore, dict[tuple[str, int], int]]:
+def load_store(
+    path: Path, corpus: Corpus, embedder: Any = None
+) -> tuple[SessionStore, dict[tuple[str, int], int]]:
     """Every session into a real ``SessionStore``, dated; returns the store and the message
     id of each (session id, message index)."""
-    store = SessionStore(path)
+    store = SessionStore(path, embedder=embedder)
     ids: dict[tuple[str, int], int] = {}
     for session in corpus.sessions:
         store.create_session(session.sid, source="cli", model="recall-bench")
@@ -295,6 +297,129 @@ def evaluate(corpus: Corpus, workdir: Path) -> dict[str, Any]:
     }
 
 
+# -- search by meaning (the [vectors] extra) ---------------------------------------------
+
+WEIGHTS = tuple(round(0.1 * i, 1) for i in range(11))
+"""The fusion weights tried on the tuning half. 0.0 (words only, the meaning hits only
+filling up the candidates) is scored and shown but not chosen: it turns the feature off."""
+
+
+def split(questions: Sequence[Question]) -> tuple[list[Question], list[Question]]:
+    """(tuning, held out): questions of even-numbered conversations tune the weight, the
+    odd-numbered conversations' questions are only scored with the weight chosen."""
+    tune = [q for q in questions if q.conversation % 2 == 0]
+    held = [q for q in questions if q.conversation % 2 == 1]
+    return tune, held
+
+
+def _overall(table: dict[str, dict[str, float | int | None]]) -> float:
+    row = table["all"]
+    return float(row["session@5"] or 0.0) + float(row["turn@5"] or 0.0)
+
+
+def load_embedder(spec: str) -> Any:
+    """``"bundled"``, or ``module:attribute`` naming a callable ``list[str] ->
+    list[list[float]]`` (for trying another model as the caller's own function)."""
+    if spec == "bundled" or ":" not in spec:
+        return spec
+    import importlib
+
+    from palimpsest.storage.embedding import EmbeddingModel
+
+    module, _, attribute = spec.partition(":")
+    return EmbeddingModel(name=spec, embed=getattr(importlib.import_module(module), attribute))
+
+
+def evaluate_vectors(corpus: Corpus, workdir: Path, embedder: str = "bundled") -> dict[str, Any]:
+    """Ours with the bundled model, the fusion weight tuned on one half of the questions
+    (by conversation) and reported on the other, beside ours without vectors and the
+    baseline on the same questions."""
+    t0 = time.perf_counter()
+    store, ids = load_store(workdir / "vectors.db", corpus, embedder=load_embedder(embedder))
+    loaded = time.perf_counter() - t0
+    base = load_baseline(workdir / "vectors-baseline.db", corpus, ids)
+    plain = SessionStore(workdir / "vectors.db", background_upkeep=False)
+    try:
+        index = store.vectors
+        assert index is not None
+        t0 = time.perf_counter()
+        embedded = index.embed_pending()
+        embed_seconds = time.perf_counter() - t0
+        ours = OurSearch(store)
+        tune, held = split(corpus.questions)
+        tried = {}
+        for weight in WEIGHTS:
+            index.weight = weight
+            tried[weight] = score(tune, rank_all(tune, ours.sessions, ours.turns), ids)
+        chosen = max(WEIGHTS[1:], key=lambda w: (_overall(tried[w]), -w))
+        index.weight = chosen
+        words = OurSearch(plain)
+        systems = {
+            "vectors": (ours.sessions, ours.turns),
+            "words": (words.sessions, words.turns),
+            "baseline": (lambda q: baseline_sessions(base, q), lambda q: baseline_turns(base, q)),
+        }
+        parts: dict[str, Any] = {}
+        for part, questions in (("held_out", held), ("tuning", tune)):
+            parts[part] = {}
+            for name, (sess, turns) in systems.items():
+                ranked = rank_all(questions, sess, turns)
+                parts[part][name] = {
+                    "scores": score(questions, ranked, ids),
+                    "latency": latency(ranked),
+                }
+    finally:
+        store.close()
+        plain.close()
+        base.close()
+    return {
+        "model": index.model.name,
+        "messages_embedded": embedded,
+        "embed_seconds": round(embed_seconds, 2),
+        "load_seconds": round(loaded, 2),
+        "weights_tried": {str(w): _overall(t) / 2 for w, t in tried.items()},
+        "weight": chosen,
+        "questions": {"tuning": len(tune), "held_out": len(held)},
+        "parts": parts,
+    }
+
+
+def render_vectors(report: dict[str, Any]) -> str:
+    lines = [
+        f"\nby meaning ({report['model']}): {report['messages_embedded']} messages embedded"
+        f" in {report['embed_seconds']} s; weight tuned on {report['questions']['tuning']}"
+        f" questions (even conversations), chosen {report['weight']} (0.0 is not a choice)",
+        "  tried (mean of session any@5 and turn any@5 on the tuning half): "
+        + ", ".join(f"{w}: {100 * v:.1f}%" for w, v in report["weights_tried"].items()),
+    ]
+    for part in ("held_out", "tuning"):
+        got = report["parts"][part]
+        n = report["questions"][part]
+        lines += [
+            "",
+            f"{part.replace('_', ' ')} ({n} questions)",
+            f"{'type':9}{'n':>5} | {'session any@1':^26} | {'session any@5':^26} | {'turn any@5':^26}",
+            f"{'':14} | {'vec':>8}{'words':>9}{'fts5':>9} | {'vec':>8}{'words':>9}{'fts5':>9} |"
+            f" {'vec':>8}{'words':>9}{'fts5':>9}",
+        ]
+        for tag in TAGS:
+            cells = " | ".join(
+                "".join(
+                    f"{_pct(got[s]['scores'][tag][m]):>{8 if s == 'vectors' else 9}}"
+                    for s in ("vectors", "words", "baseline")
+                )
+                for m in ("session@1", "session@5", "turn@5")
+            )
+            lines.append(f"{tag:9}{got['vectors']['scores'][tag]['n']:>5} | {cells}")
+        lat = got["vectors"]["latency"]
+        lines.append(
+            f"latency with vectors (ms, p50/p95): turns {_ms(lat['turn_p50_ms'])}/"
+            f"{_ms(lat['turn_p95_ms'])}, sessions {_ms(lat['session_p50_ms'])}/"
+            f"{_ms(lat['session_p95_ms'])}"
+        )
+    return "\n".join(lines)
+
+
 def _pct(value: float | int | None) -> str:
     return "n/a" if value is None else f"{100 * value:.1f}%"
 
@@ -340,12 +465,27 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sessions", type=int, default=20, help="mean sessions per conversation")
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    parser.add_argument(
+        "--vectors",
+        action="store_true",
+        help="also search by meaning (needs the [vectors] extra): tune the fusion weight on"
+        " half of the questions, report the other half",
+    )
+    parser.add_argument(
+        "--embedder",
+        default="bundled",
+        help="with --vectors: 'bundled' or module:callable (list[str] -> list[list[float]])",
+    )
     args = parser.parse_args(argv)
     if args.conversations < 1 or args.sessions < 1:
         parser.error("--conversations and --sessions must be at least 1")
     with tempfile.TemporaryDirectory(prefix="search-recall-") as tmp:
         report = run(args.conversations, args.sessions, args.seed, Path(tmp))
-    print(json.dumps(report, indent=2) if args.json else render(report))
+        if args.vectors:
+            corpus = generate(args.conversations, args.sessions, args.seed)
+            report["vectors"] = evaluate_vectors(corpus, Path(tmp), args.embedder)
+    text = render(report) + (render_vectors(report["vectors"]) if args.vectors else "")
+    print(json.dumps(report, indent=2) if args.json else text)
     return 0
 
 

@@ -58,6 +58,7 @@ __all__ = [
     "route_for",
     "run_search",
     "sanitize_query",
+    "search_filters",
     "session_date",
 ]
 
@@ -196,6 +197,17 @@ def _filters(
     # SS-38: rewound rows (inactive and not compaction-archived) are hidden from search.
     where.append("(m.active = 1 OR m.compacted = 1)")
     return where, params
+
+
+def search_filters(
+    role_filter: str | Iterable[str] | None = None,
+    source: str | Iterable[str] | None = None,
+    exclude_sources: str | Iterable[str] | None = None,
+    exclude_session_ids: Iterable[str] = (),
+) -> tuple[list[str], list[Any]]:
+    """The SQL conditions (over ``m`` = messages, ``s`` = sessions) and parameters every
+    search route applies; the vector search (:mod:`.vectors`) applies the same ones."""
+    return _filters(role_filter, source, exclude_sources, exclude_session_ids)
 
 
 _SELECT = (

@@ -660,3 +660,28 @@ def m010_in_place_compaction(con: apsw.Connection) -> None:
             ON messages(session_id, archived_in) WHERE archived_in IS NOT NULL;
         """
     )
+
+
+@migration
+def m011_message_vectors(con: apsw.Connection) -> None:
+    """One embedding per message and model for search by meaning (:mod:`.vectors`).
+
+    Empty until a store is opened with an embedding model (the ``vectors`` extra, or the
+    caller's own function); a plain table of float32 blobs, so the file opens with or
+    without ``sqlite-vec``. A message's vector goes with it (``ON DELETE CASCADE``) and is
+    dropped when its text changes, to be made again.
+    """
+    con.execute(
+        """
+        CREATE TABLE IF NOT EXISTS message_vectors (
+            message_id INTEGER PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE,
+            model TEXT NOT NULL,
+            vector BLOB NOT NULL
+        );
+        CREATE TRIGGER IF NOT EXISTS message_vectors_stale AFTER UPDATE OF content ON messages
+        WHEN COALESCE(old.content, '') <> COALESCE(new.content, '')
+        BEGIN
+            DELETE FROM message_vectors WHERE message_id = new.id;
+        END;
+        """
+    )

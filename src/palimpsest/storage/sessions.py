@@ -34,9 +34,11 @@ from . import lineage as _lineage
 from .accounting import TokenAccounting
 from .codec import MESSAGE_COLUMNS, call_names, count_tool_calls, decode_row, encode_message
 from .db import Database, RetryPolicy, Tracer, rows
+from .embedding import EmbeddingModel, EmbedFunction, as_model
 from .schema import FtsLayout, install_fts, open_schema, schema_version
 from .titles import sanitize_title
 from .upkeep import BackgroundUpkeep, UpkeepPolicy
+from .vectors import VectorIndex
 from .writes import (
     check_title_free,
     insert_continuation,
@@ -69,7 +71,11 @@ class SessionStore(TokenAccounting):
     checkpoint the WAL in a daemon thread that starts after some writes and stops on
     :meth:`close` (:mod:`.upkeep`; ``upkeep_policy`` tunes it); off, run
     ``palimpsest sessions maintain`` from a timer instead. ``tracer`` is called with
-    ``(sql, bindings)`` for every statement.
+    ``(sql, bindings)`` for every statement. ``embedder`` turns on search by meaning:
+    ``"bundled"`` (the ``vectors`` extra's offline model) or a callable
+    ``list[str] -> list[list[float]]`` of the caller's (:mod:`.embedding`); messages are
+    embedded by the upkeep thread and before a search, never inside an append
+    (:mod:`.vectors`), and searches fuse word and meaning scores (:mod:`.fusion`).
     """
 
     backend = "sqlite"
@@ -84,6 +90,7 @@ class SessionStore(TokenAccounting):
         retry: RetryPolicy | None = None,
         background_upkeep: bool = True,
         upkeep_policy: UpkeepPolicy | None = None,
+        embedder: EmbeddingModel | EmbedFunction | str | None = None,
     ) -> None:
         self.path = Path(path).expanduser() if path is not None else default_db_path()
         self.location = str(self.path)
@@ -97,6 +104,11 @@ class SessionStore(TokenAccounting):
         if background_upkeep and not self._db.read_only:
             self._upkeep = BackgroundUpkeep(self._db, upkeep_policy)
             self._upkeep.attach()
+        self._vectors: VectorIndex | None = None
+        if embedder is not None:
+            self._vectors = VectorIndex(self._db, as_model(embedder))
+            if self._upkeep is not None:
+                self._upkeep.add_task(self._vectors.upkeep_task)
 
     # -- opening, closing ----------------------------------------------------------------
 
@@ -111,6 +123,11 @@ class SessionStore(TokenAccounting):
     def upkeep(self) -> BackgroundUpkeep | None:
         """The background upkeep (``None`` when off or read-only); see :mod:`.upkeep`."""
         return self._upkeep
+
+    @property
+    def vectors(self) -> VectorIndex | None:
+        """The vector index when the store was opened with an ``embedder``, else ``None``."""
+        return self._vectors
 
     def __enter__(self) -> SessionStore:
         return self
@@ -522,23 +539,38 @@ class SessionStore(TokenAccounting):
         session_rank``) and ``session_rank`` (the session metadata's match, 0.0 when none):
         what :func:`.ranking.rank_sessions` and the ``session_search`` tool read.
         """
-        from .fts_query import build_search, run_search
+        from .fts_query import build_search, run_search, search_filters
+        from .fusion import SEMANTIC_CANDIDATES
 
+        vectors = self._vectors if query.strip() else None
+        excluded = tuple(exclude_session_ids)
+        want = max(0, int(limit)) + max(0, int(offset))
         plan = build_search(
             query,
             role_filter=role_filter,
             source=source,
             exclude_sources=exclude_sources,
-            limit=limit,
-            offset=offset,
-            exclude_session_ids=tuple(exclude_session_ids),
+            limit=limit if vectors is None else max(want, SEMANTIC_CANDIDATES),
+            offset=offset if vectors is None else 0,
+            exclude_session_ids=excluded,
             has_trigram=self.has_trigram,
             has_fts=self.has_fts5,
             match=match,  # type: ignore[arg-type]  # checked by build_search
             snippets=False,
         )
+        if vectors is not None:
+            vectors.catch_up()
         with self._db.reader() as con:
-            return run_search(con, plan)
+            hits = run_search(con, plan)
+            if vectors is None:
+                return hits
+            # by meaning too (the [vectors] extra or the store's own embedder): fused word
+            # and meaning scores, so each conversation is ranked by its best turn (.fusion)
+            where, params = search_filters(role_filter, source, exclude_sources, excluded)
+            fused: list[dict[str, Any]] = vectors.fuse(
+                con, query, hits, filters=where, params=params
+            )
+            return fused[max(0, int(offset)) : want]
 
     def search_messages(
         self,

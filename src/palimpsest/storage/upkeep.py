@@ -106,6 +106,12 @@ class BackgroundUpkeep:
         self._wake = threading.Event()
         self._idle = threading.Event()
         self._stopped = False
+        self._tasks: list[Callable[[], bool]] = []
+
+    def add_task(self, task: Callable[[], bool]) -> None:
+        """Run ``task`` after each merge pass: one bounded step of other background work
+        (embedding new messages, :mod:`.vectors`) that returns True while work is left."""
+        self._tasks.append(task)
 
     @property
     def running(self) -> bool:
@@ -175,6 +181,7 @@ class BackgroundUpkeep:
                 try:
                     self._checkpoint(side)
                     merged = self._merge(tables)
+                    merged = self._run_tasks() or merged
                 except (StorageError, apsw.Error):
                     self.stats.errors += 1
                     log.warning("%s: background upkeep step failed", self.db.path, exc_info=True)
@@ -217,6 +224,20 @@ class BackgroundUpkeep:
                 self.stats.longest_step_seconds = max(self.stats.longest_step_seconds, spent)
                 self._stop.wait(self.policy.pause_seconds)
         return merged
+
+    def _run_tasks(self) -> bool:
+        busy = False
+        for task in self._tasks:
+            if self._stop.is_set():
+                break
+            try:
+                busy = task() or busy
+            except (StorageError, apsw.Error):
+                raise
+            except Exception:  # a caller's embedding function failed: log, keep merging
+                self.stats.errors += 1
+                log.warning("%s: background task failed", self.db.path, exc_info=True)
+        return busy
 
     def _wal_bytes(self) -> int:
         try:
