@@ -86,7 +86,7 @@ def planted_directives(text: str, user_messages: Iterable[str] = ()) -> list[Dir
         candidate = _reported(line)
         if len(_WORD.findall(candidate)) < MIN_WORDS:
             continue  # what is left around a quotation is a label ("User asked:")
-        hits = [h for h in find_threats(candidate) if h.category in DIRECTIVE_CATEGORIES]
+        hits = find_threats(candidate, only=DIRECTIVE_CATEGORIES)
         if not hits or _from_user(line, user_words) or _from_user(candidate, user_words):
             continue
         found.append(Directive(index, line, hits[0].category, hits[0].message))
