@@ -25,7 +25,6 @@ from ..compaction.engine import ContextEngine
 from ..config import Settings
 from ..errors import PalimpsestError
 from ..memory.manager import MemoryManager
-from ..messages import for_provider
 from ..outputs.budget import BudgetConfig
 from ..outputs.guard import OutputGuard
 from ..outputs.store import OutputStore
@@ -36,10 +35,11 @@ from ..usage import CanonicalUsage
 from .driver import Flow
 from .events import UsageEvent, WarningEvent
 from .flush import flush_memories
-from .history import attach_fence, cancelled_results
+from .history import cancelled_results
 from .ledger import StateLedger
 from .persistence import GuardState, SessionWriter, load_guards, load_state, save_guards, save_state
 from .registry import ToolRegistry
+from .request_view import RequestView, fenced
 from .speculative import SpeculativeCompactor
 from .system_prompt import SystemPromptBuilder
 from .todo import TodoStore
@@ -112,6 +112,7 @@ class AgentState:
     _fence_target: str | None
     _interrupt: threading.Event
     _blocked_warned: bool
+    _request_view: RequestView | None = None
 
     @property
     def model_name(self) -> str:
@@ -172,8 +173,11 @@ class AgentState:
 
     def build_request(self, fence: str = "") -> list[dict[str, Any]]:
         """``[system] + history + request-only injections`` (AL-02), built fresh."""
-        history = attach_fence(for_provider(self.messages), fence, self._fence_target)
-        return [{"role": "system", "content": self.system_prompt}, *history]
+        if self._request_view is None:
+            self._request_view = RequestView()  # provider copies, made once per message
+        system = {"role": "system", "content": self.system_prompt}
+        request = self._request_view.copies(self.messages, first=system)
+        return fenced(request, fence, self._fence_target, start=1)
 
     def estimate_request(self) -> int:
         """Rough tokens of the next request: prompt + messages + tool schemas (AL-04)."""
