@@ -41,6 +41,7 @@ def main() -> None:
     parser.add_argument("--turns", type=int, default=1_000)
     parser.add_argument("--at", type=int, nargs="+", default=[100, 1_000])
     parser.add_argument("--window", type=int, default=50)
+    parser.add_argument("--no-tools", action="store_true", help="plain replies, no tool round")
     args = parser.parse_args()
     material = texts(4_000)
     model_cpu = [0.0]
@@ -48,7 +49,7 @@ def main() -> None:
 
     def answer(messages: list[dict[str, Any]]) -> Completion:
         i = next(step)
-        if messages[-1].get("role") == "user":  # first call of a turn: run a tool
+        if messages[-1].get("role") == "user" and not args.no_tools:  # a turn's first call
             call = {
                 "id": f"call_{i}",
                 "type": "function",

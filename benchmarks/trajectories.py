@@ -73,7 +73,7 @@ def run_engine(data: Path, engine: str, work: Path) -> dict[str, Any]:
     config = work / "config.yaml"
     config.write_text(CONFIG, encoding="utf-8")
     command = [sys.executable, "-m", "palimpsest.cli", "trajectories", "compress", str(data),
-               "-o", str(out), "--config", str(config), "--metrics", str(metrics),
+               "-o", str(out), "--trajectory-config", str(config), "--metrics", str(metrics),
                "--overwrite", "--quiet", *ENGINES[engine]]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     started = time.monotonic()

@@ -37,6 +37,7 @@ from .events import UsageEvent, WarningEvent
 from .flush import flush_memories
 from .history import cancelled_results
 from .ledger import StateLedger
+from .native_traffic import NativeTraffic
 from .persistence import GuardState, SessionWriter, load_guards, load_state, save_guards, save_state
 from .registry import ToolRegistry
 from .request_view import RequestView, fenced
@@ -113,6 +114,7 @@ class AgentState:
     _interrupt: threading.Event
     _blocked_warned: bool
     _request_view: RequestView | None = None
+    _native: NativeTraffic | None = None
 
     @property
     def model_name(self) -> str:
@@ -178,6 +180,13 @@ class AgentState:
         system = {"role": "system", "content": self.system_prompt}
         request = self._request_view.copies(self.messages, first=system)
         return fenced(request, fence, self._fence_target, start=1)
+
+    def native_traffic(self, history: list[dict[str, Any]]) -> bool:
+        """Whether ``history`` (the agent's messages) acts through native tool calls,
+        each message scanned once (:mod:`.native_traffic`)."""
+        if self._native is None:
+            self._native = NativeTraffic()
+        return self._native.of(history)
 
     def estimate_request(self) -> int:
         """Rough tokens of the next request: prompt + messages + tool schemas (AL-04)."""
