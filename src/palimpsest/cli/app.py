@@ -18,7 +18,7 @@ from typer.exceptions import Abort
 
 from .. import __version__
 from .common import RUN_ERROR_EXIT, USER_ERROR_EXIT, err_console
-from .lazy import make_lazy
+from .lazy import LazyGroup, make_lazy
 
 __all__ = ["app", "click_command", "main"]
 
@@ -29,6 +29,7 @@ app = typer.Typer(
     # --install-completion / --show-completion (bash, zsh, fish, PowerShell).
     add_completion=True,
     pretty_exceptions_enable=False,
+    cls=LazyGroup,  # the commands: imported when one runs (.lazy)
 )
 
 

@@ -146,6 +146,10 @@ class LazyGroup(StyledGroup):
 
     commands: MutableMapping[str, Command]
 
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        super().__init__(*args, **kwargs)
+        self.commands = LazyCommands(COMMANDS)  # Typer built it with no commands
+
     def list_commands(self, ctx: Context) -> list[str]:
         return list(self.commands)
 
@@ -166,8 +170,9 @@ class LazyGroup(StyledGroup):
 
 
 def make_lazy(group: Any) -> LazyGroup:
-    """Turn the root ``group`` (built with no commands) into a :class:`LazyGroup`."""
-    style_tree(group)
-    group.__class__ = LazyGroup
-    group.commands = LazyCommands(COMMANDS)
-    return group  # type: ignore[no-any-return]
+    """The root ``group`` restyled; Typer builds it as a :class:`LazyGroup` (``cls=``)."""
+    if not isinstance(group, LazyGroup):
+        raise TypeError("the root Typer app must be made with cls=LazyGroup")
+    # Its own options are styled by StyledGroup.get_params; each command when it is built
+    # (style_tree would walk, and so import, every command).
+    return group
