@@ -10,6 +10,7 @@ Keep real-process tests for what a process adds: start-up, imports, signals, ter
 from __future__ import annotations
 
 import subprocess
+import sys
 from collections.abc import Mapping
 
 from typer.testing import CliRunner
@@ -18,10 +19,11 @@ from palimpsest.cli.app import main
 
 
 def invoke_cli(
-    *args: str, stdin: str | None = None, env: Mapping[str, str] | None = None
+    *args: str, stdin: str | None = None, env: Mapping[str, str | None] | None = None
 ) -> subprocess.CompletedProcess[str]:
     """``palimpsest ARGS...`` in-process; stdout, stderr and the exit status."""
-    full_env = {"COLUMNS": "80", "NO_COLOR": "1", "FORCE_COLOR": None, **(env or {})}
+    full_env: dict[str, str | None] = {"COLUMNS": "80", "NO_COLOR": "1", "FORCE_COLOR": None}
+    full_env.update(env or {})
     with CliRunner().isolation(input=stdin or "", env=full_env) as (out, err, _):
         try:
             main(list(args))
@@ -29,6 +31,8 @@ def invoke_cli(
             code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
         else:
             code = 0
+        sys.stdout.flush()  # what a command wrote with sys.stdout.write is still buffered
+        sys.stderr.flush()
         return subprocess.CompletedProcess(
             ["palimpsest", *args], code, out.getvalue().decode(), err.getvalue().decode()
         )
