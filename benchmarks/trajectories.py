@@ -73,7 +73,7 @@ def run_engine(data: Path, engine: str, work: Path) -> dict[str, Any]:
     config = work / "config.yaml"
     config.write_text(CONFIG, encoding="utf-8")
     command = [sys.executable, "-m", "palimpsest.cli", "trajectories", "compress", str(data),
-               "-o", str(out), "--config", str(config), "--metrics", str(metrics),
+               "-o", str(out), "--trajectory-config", str(config), "--metrics", str(metrics),
                "--overwrite", "--quiet", *ENGINES[engine]]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
     started = time.monotonic()
@@ -96,6 +96,9 @@ def run_engine(data: Path, engine: str, work: Path) -> dict[str, Any]:
         "traj_per_s": round(report["total_trajectories"] / batch, 1),
         "tokens_per_s": round(report["total_tokens_before"] / batch),
         "peak_rss_mb": round(usage.ru_maxrss / 1024, 1),
+        # CPU of the command and the pool workers it reaped: how much work the engine
+        # adds beyond one process's (on a loaded machine the rates above say little).
+        "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 2),
     }
 
 
@@ -122,7 +125,8 @@ def main() -> None:
                     print(
                         f"{size:>7,} {engine:>4}: {row['traj_per_s']:>7,.1f} traj/s "
                         f"{row['tokens_per_s']:>9,} tok/s  batch {row['batch_seconds']:>7.1f} s "
-                        f"wall {row['wall_seconds']:>7.1f} s  peak RSS {row['peak_rss_mb']:>6.1f} MB "
+                        f"wall {row['wall_seconds']:>7.1f} s  CPU {row['cpu_seconds']:>7.1f} s  "
+                        f"peak RSS {row['peak_rss_mb']:>6.1f} MB "
                         f"(input {mb:.1f} MB, {row['compressed']:,} compressed)",
                         flush=True,
                     )

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from cli_inproc import invoke_cli
 from palimpsest.outputs.store import OutputStore
 from palimpsest.storage.sessions import SessionStore
 
@@ -30,6 +31,13 @@ def run(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
         timeout=120,
         check=False,
     )
+
+
+def run_here(home: Path, *args: str) -> subprocess.CompletedProcess[str]:
+    """:func:`run` in this process (issue 27): the same entry point and exit codes, no
+    interpreter start-up; the tests of what a real process does keep :func:`run`."""
+    env = {"PALIMPSEST_HOME": str(home), "PALIMPSEST_CONFIG": None}
+    return invoke_cli("outputs", *args, env=env)
 
 
 def age(store: OutputStore, digest: str, days: float) -> None:
@@ -52,21 +60,21 @@ def test_list_show_and_grep(isolated_home: Path) -> None:
         text = "".join(f"line {i}\n" for i in range(1, 2001))
         found = store.put_text(text, tool_name="pytest", session_id="s1")
         store.put_text("other\n", session_id="s2")
-    rows = json.loads(run(isolated_home, "list", "--json", "--session", "s1").stdout)
+    rows = json.loads(run_here(isolated_home, "list", "--json", "--session", "s1").stdout)
     assert [r["digest"] for r in rows] == [found.digest] and rows[0]["tool_name"] == "pytest"
-    table = run(isolated_home, "list")
+    table = run_here(isolated_home, "list")
     assert found.digest[:12] in table.stdout and "2 outputs" in table.stderr
-    shown = run(isolated_home, "show", found.digest[:10], "--offset", "7", "--limit", "14")
+    shown = run_here(isolated_home, "show", found.digest[:10], "--offset", "7", "--limit", "14")
     assert shown.returncode == 0, shown.stderr
     assert shown.stdout == "line 2\nline 3\n" and "next: --offset 21" in shown.stderr
     window = json.loads(
-        run(isolated_home, "show", str(found.path), "--json", "--limit", "7").stdout
+        run_here(isolated_home, "show", str(found.path), "--json", "--limit", "7").stdout
     )
     assert window["text"] == "line 1\n" and window["has_more"] and window["end"] == 7
-    grep = run(isolated_home, "show", found.digest, "--grep", "line 10", "--max-matches", "2")
+    grep = run_here(isolated_home, "show", found.digest, "--grep", "line 10", "--max-matches", "2")
     assert grep.stdout.splitlines() == ["10:63: line 10", "100:783: line 100"]
     regex = json.loads(
-        run(
+        run_here(
             isolated_home, "show", found.digest, "--grep", r"^line 19\d\d$", "--regex", "--json"
         ).stdout
     )
@@ -85,7 +93,7 @@ def test_user_mistakes_are_one_line_and_exit_2(isolated_home: Path) -> None:
         (("show", text.digest, "--grep", "(", "--regex"), "invalid regular expression"),
         (("gc", "--max-size", "0"), "--max-size must be a positive number"),
     ):
-        done = run(isolated_home, *args)
+        done = run_here(isolated_home, *args)
         assert done.returncode == 2, (args, done.stderr)
         assert done.stdout == "" and len(done.stderr.strip().splitlines()) == 1
         assert needle in done.stderr and "Traceback" not in done.stderr

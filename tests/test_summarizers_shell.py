@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
 
-from palimpsest.summarizers.shell import shell_effects, split_command
+from palimpsest.summarizers.shell import _parse, parse_once, shell_effects, split_command
 
 
 @pytest.mark.parametrize(
@@ -43,3 +45,64 @@ def test_split_command_strips_quotes() -> None:
 def test_empty_command() -> None:
     effects = shell_effects("")
     assert effects.writes == [] and effects.cwd is None
+
+
+_WORDS = st.sampled_from(
+    [
+        "ls",
+        "pytest",
+        "git",
+        "status",
+        "cat",
+        "rm",
+        "cd",
+        "sed",
+        "-i",
+        "x.py",
+        "a/b.txt",
+        "FOO=1",
+        "python",
+        "-m",
+        "tee",
+        "touch",
+        "mv",
+        "cp",
+        ">",
+        ">>",
+        "|",
+        "&&",
+        ";",
+        "'q q'",
+        '"d"',
+        "<<EOF",
+        "EOF",
+        "\n",
+        "2>&1",
+        "src/",
+        "head",
+        "-n",
+        "5",
+        "$HOME",
+        "make",
+        "echo",
+        "hi",
+    ]
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(_WORDS, min_size=1, max_size=8))
+def test_the_cheap_path_agrees_with_the_full_parse(words: list[str]) -> None:
+    """Commands answered without tokenizing (issue 27) get what the full parse gives."""
+    command = " ".join(words)
+    assert shell_effects(command) == _parse(command)
+
+
+def test_each_distinct_command_is_parsed_once_per_run_only() -> None:
+    command = "sed -i 's/a/b/' src/x.py && cat src/y.py"
+    with parse_once():
+        first = shell_effects(command)
+        assert shell_effects(command) is first  # the run's memo
+        assert shell_effects("touch z.txt") is not first
+    assert shell_effects(command) is not first  # nothing outlives the run
+    assert shell_effects(command) == first and first.writes == [("src/x.py", "modified")]

@@ -322,3 +322,50 @@ def test_under_target_path_is_idempotent(
     if m.skipped_under_target or not m.still_over_limit:
         again, m2 = run(out, config)
         assert again == out and not m2.was_compressed
+
+
+class CountingWords(Words):
+    """Words, remembering every text it was asked to count."""
+
+    def __init__(self) -> None:
+        self.asked: list[str] = []
+
+    def count_text(self, text: str) -> int:
+        self.asked.append(text)
+        return super().count_text(text)
+
+
+def test_counts_are_reused_not_redone_and_agree_with_a_full_recount() -> None:
+    """Issue 27: the tail keeps the plan's counts, a repeated system prompt is counted once."""
+    counter = CountingWords()
+    system = "a shared system prompt " + "word " * 50  # unlike the other tests' prompts
+    first = [{"from": "system", "value": system}, *example_3()[1:]]
+    out, m = compress_trajectory(first, EXAMPLE_3, summarizer=DidX(), counter=counter)
+    assert m.was_compressed
+    assert m.compressed_tokens == sum(Words().count_text(t["value"]) for t in out)
+    tail_values = [t["value"] for t in first[m.turns_compressed_end_idx :]]
+    assert sum(counter.asked.count(v) for v in tail_values) == len(tail_values)  # once each
+    counter.asked.clear()
+    second = [dict(t) for t in first]
+    second[1] = {"from": "human", "value": "another task " + "w " * 99}
+    compress_trajectory(second, EXAMPLE_3, summarizer=DidX(), counter=counter)
+    assert system not in counter.asked  # counted for the first trajectory already
+    assert system + EXAMPLE_3.summary_notice_text not in counter.asked
+
+
+def test_the_prompt_is_rendered_only_for_a_summarizer_that_reads_it() -> None:
+    summarizer = DidX()
+    run(example_3(), EXAMPLE_3, summarizer)
+    (request,) = summarizer.requests
+    assert "prompt" not in vars(request) and "rendered" not in vars(request)
+    assert request.prompt.startswith("Summarize the following") and "[Turn 4 - GPT]" in (
+        request.rendered
+    )
+
+
+def test_an_unhashable_counter_still_counts() -> None:
+    class Unhashable(Words):
+        __hash__ = None  # type: ignore[assignment]
+
+    out, m = compress_trajectory(example_3(), EXAMPLE_3, summarizer=DidX(), counter=Unhashable())
+    assert m.was_compressed and m.compressed_tokens == sum(len(t["value"].split()) for t in out)

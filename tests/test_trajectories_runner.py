@@ -211,3 +211,22 @@ def test_shout_keeps_order_across_many_chunks(tmp_path: Path) -> None:
     assert root is not None
     assert [e["id"] for e in read_jsonl(root)] == list(range(100))
     assert seen.done == 100 and seen.total == 100
+
+
+def test_the_pool_parses_and_writes_in_its_workers_with_the_same_result(tmp_path: Path) -> None:
+    """Issue 27: JSONL lines go to pool workers as text and come back as lines."""
+    rows = [long_entry(i) for i in range(12)] + [
+        "oops",
+        "[1, 2]",
+        "",
+        long_entry(99, **{"raise": "x"}),
+    ]
+    source = write_jsonl(tmp_path / "q.jsonl", rows)
+    one, _, _ = run(source, output=str(tmp_path / "one.jsonl"), chunk_size=5)
+    pool, _, _ = run(source, output=str(tmp_path / "pool.jsonl"), chunk_size=5, workers=2)
+    assert (tmp_path / "one.jsonl").read_bytes() == (tmp_path / "pool.jsonl").read_bytes()
+    drop = {"elapsed_seconds"}
+    assert {k: v for k, v in one.to_json().items() if k not in drop} == {
+        k: v for k, v in pool.to_json().items() if k not in drop
+    }
+    assert pool.bad_input == 2 and pool.failed == 1

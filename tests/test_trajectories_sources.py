@@ -66,3 +66,18 @@ def test_parquet_chunks_follow_the_bounds(tmp_path: Path) -> None:
     assert [i.entry for c in chunks for i in c.items] == [{"n": i} for i in range(23)]
     assert chunks[0].items[2].location == f"{path}: row 3"
     assert format_of(path) == "parquet" and format_of("x.JSONL") == "jsonl"
+
+
+def test_unparsed_chunks_leave_the_json_to_the_workers(tmp_path: Path) -> None:
+    """``parse=False`` (the pool): same lines, records and digests; text not yet parsed."""
+    path = tmp_path / "d.jsonl"
+    path.write_bytes(b'{"a": 1}\n\n[1]\r\n\xff\n{"a": 3}')
+    parsed, text = list(jsonl_chunks(path, 2)), list(jsonl_chunks(path, 2, parse=False))
+    assert [c.digest for c in text] == [c.digest for c in parsed]
+    items = [i for c in text for i in c.items]
+    assert [i.location for i in items] == [i.location for c in parsed for i in c.items]
+    assert [(i.deferred, i.entry, i.raw) for i in items[:2]] == [
+        (True, None, '{"a": 1}'),
+        (True, None, "[1]"),
+    ]
+    assert items[2].problem == "not UTF-8 (byte 0)" and not items[2].deferred

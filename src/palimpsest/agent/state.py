@@ -25,7 +25,6 @@ from ..compaction.engine import ContextEngine
 from ..config import Settings
 from ..errors import PalimpsestError
 from ..memory.manager import MemoryManager
-from ..messages.native import for_request
 from ..outputs.budget import BudgetConfig
 from ..outputs.guard import OutputGuard
 from ..outputs.store import OutputStore
@@ -36,10 +35,12 @@ from ..usage import CanonicalUsage
 from .driver import Flow
 from .events import UsageEvent, WarningEvent
 from .flush import flush_memories
-from .history import attach_fence, cancelled_results
+from .history import cancelled_results
 from .ledger import StateLedger
+from .native_traffic import NativeTraffic
 from .persistence import GuardState, SessionWriter, load_guards, load_state, save_guards, save_state
 from .registry import ToolRegistry
+from .request_view import RequestView, fenced
 from .speculative import SpeculativeCompactor
 from .system_prompt import SystemPromptBuilder
 from .todo import TodoStore
@@ -120,6 +121,8 @@ class AgentState:
     checkpoint_failed_turn: int | None = None
     """The turn in which a required memory checkpoint last failed (:mod:`.checkpoint_gate`):
     the tool rounds after it in the same turn do not try again."""
+    _request_view: RequestView | None = None
+    _native: NativeTraffic | None = None
 
     @property
     def model_name(self) -> str:
@@ -180,9 +183,18 @@ class AgentState:
 
     def build_request(self, fence: str = "") -> list[dict[str, Any]]:
         """``[system] + history + request-only injections`` (AL-02), built fresh."""
-        # opaque provider items (a native compaction) stay for the backend that reads them
-        history = attach_fence(for_request(self.messages), fence, self._fence_target)
-        return [{"role": "system", "content": self.system_prompt}, *history]
+        if self._request_view is None:
+            self._request_view = RequestView()  # provider copies, made once per message
+        system = {"role": "system", "content": self.system_prompt}
+        request = self._request_view.copies(self.messages, first=system)
+        return fenced(request, fence, self._fence_target, start=1)
+
+    def native_traffic(self, history: list[dict[str, Any]]) -> bool:
+        """Whether ``history`` (the agent's messages) acts through native tool calls,
+        each message scanned once (:mod:`.native_traffic`)."""
+        if self._native is None:
+            self._native = NativeTraffic()
+        return self._native.of(history)
 
     def estimate_request(self) -> int:
         """Rough tokens of the next request: prompt + messages + tool schemas (AL-04)."""

@@ -219,7 +219,8 @@ def _budgeted_observation(agent: AgentState, text: str) -> str:
     if not agent.messages or not isinstance(text, str):
         return text
     start = max(0, len(agent.messages) - 3)
-    readings = read_from([*agent.messages, {"role": "user", "content": text}], start)
+    history = [*agent.messages, {"role": "user", "content": text}]
+    readings = read_from(history, start, native=agent.native_traffic(agent.messages))
     if not readings or readings[-1].kind != "observation":
         return text
     guard = agent.output_guard

@@ -1,7 +1,8 @@
 """Assembles the ``palimpsest`` command from one module per noun.
 
-Each command module exposes a Typer app or a command function; this module only wires
-them together, so the command tree can be read in one place. :func:`main` restyles the
+Each command module exposes a Typer app or a command function; :data:`.lazy.COMMANDS`
+names them, so the command tree can be read in one place, and a module is imported only
+when its command runs (``--help`` and ``--version`` import none of them). :func:`main` restyles the
 finished tree (:mod:`.style`) before running it, so every command's help reads the same.
 """
 
@@ -16,19 +17,8 @@ from typer._click.exceptions import ClickException, NoArgsIsHelpError, UsageErro
 from typer.exceptions import Abort
 
 from .. import __version__
-from . import sessions_search  # noqa: F401  (registers `sessions search`)
-from .chat import chat_command
 from .common import RUN_ERROR_EXIT, USER_ERROR_EXIT, err_console
-from .compress import compress_command
-from .config import config_app
-from .eval import eval_app
-from .mcp import mcp_command
-from .memory import memory_app
-from .outputs import outputs_app
-from .replay import replay_command
-from .sessions import sessions_app
-from .style import style_tree
-from .trajectories import trajectories_app
+from .lazy import LazyGroup, make_lazy
 
 __all__ = ["app", "click_command", "main"]
 
@@ -39,6 +29,7 @@ app = typer.Typer(
     # --install-completion / --show-completion (bash, zsh, fish, PowerShell).
     add_completion=True,
     pretty_exceptions_enable=False,
+    cls=LazyGroup,  # the commands: imported when one runs (.lazy)
 )
 
 
@@ -63,21 +54,14 @@ def _root(
     """Keep long-running LLM agent conversations inside their token budgets."""
 
 
-app.command("compress")(compress_command)
-app.command("chat")(chat_command)
-app.command("replay")(replay_command)
-app.command("mcp")(mcp_command)
-app.add_typer(sessions_app, name="sessions")
-app.add_typer(memory_app, name="memory")
-app.add_typer(config_app, name="config")
-app.add_typer(eval_app, name="eval")
-app.add_typer(outputs_app, name="outputs")
-app.add_typer(trajectories_app, name="trajectories")
+# The commands (compress, chat, replay, mcp and the nouns sessions, memory, config, eval,
+# outputs, trajectories) are listed in .lazy.COMMANDS and imported when one runs.
 
 
 def click_command() -> Any:
-    """The whole command tree as click sees it, restyled (what :func:`main` runs)."""
-    return style_tree(typer.main.get_command(app))
+    """The whole command tree as click sees it, restyled (what :func:`main` runs); each
+    command's module is imported when the command is first looked up (:mod:`.lazy`)."""
+    return make_lazy(typer.main.get_command(app))
 
 
 _USAGE_MESSAGE_CHARS = 300

@@ -12,7 +12,6 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from typing import NoReturn
 
-import apsw
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -87,6 +86,8 @@ def fail(message: str, code: int = USER_ERROR_EXIT) -> NoReturn:
 @contextmanager
 def handle_errors() -> Iterator[None]:
     """Turn palimpsest errors and file errors into one line and an exit code."""
+    import apsw  # here, not at the top: `palimpsest --help` imports this module
+
     try:
         yield
     except UserError as exc:

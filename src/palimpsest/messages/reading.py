@@ -75,6 +75,7 @@ __all__ = [
     "Kind",
     "MessageReading",
     "Observation",
+    "has_native_traffic",
     "read_from",
     "read_transcript",
     "read_user_turn",
@@ -105,7 +106,9 @@ def read_user_turn(message: Any) -> MessageReading:
     return reader.read(0, message)
 
 
-def read_from(messages: Sequence[Any], start: int) -> list[MessageReading]:
+def read_from(
+    messages: Sequence[Any], start: int, *, native: bool | None = None
+) -> list[MessageReading]:
     """The readings of ``messages[start:]`` (indices as in the whole list), read cheaply.
 
     For callers that need only the newest messages' kinds (where the newest request is) and
@@ -125,7 +128,9 @@ def read_from(messages: Sequence[Any], start: int) -> list[MessageReading]:
         begin -= 1
     # Stops at the first native call: cheap in tool-using transcripts, a plain role scan in
     # text-action ones, and it keeps the window's kinds equal to the whole list's.
-    reader = _Reader(text_mode=not _has_native_traffic(messages))
+    if native is None:  # a caller that tracks it per message passes it (the agent does)
+        native = _has_native_traffic(messages)
+    reader = _Reader(text_mode=not native)
     # any() stops at the first assistant message, a few messages into any transcript.
     reader.assistant_since_system = any(_is_assistant(m) for m in islice(messages, begin))
     readings = [reader.read(i, messages[i]) for i in range(begin, n)]
@@ -134,6 +139,12 @@ def read_from(messages: Sequence[Any], start: int) -> list[MessageReading]:
 
 def _is_assistant(message: Any) -> bool:
     return isinstance(message, Mapping) and message.get("role") == "assistant"
+
+
+def has_native_traffic(messages: Sequence[Any]) -> bool:
+    """True when ``messages`` act through native calls (tool roles, ``tool_calls``, tool
+    parts): then fenced code is just code. What :func:`read_from` decides its mode by."""
+    return _has_native_traffic(messages)
 
 
 def _has_native_traffic(messages: Sequence[Any]) -> bool:

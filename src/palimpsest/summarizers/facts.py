@@ -27,6 +27,7 @@ from .actions import Action
 from .identifiers import IdentifierTally
 from .later_use import NameUse, tail_uses
 from .paths import display_path, resolve_path, tail_owner
+from .shell import parse_once
 
 __all__ = ["Failure", "FileNote", "Question", "SpanFacts", "extract_facts"]
 
@@ -247,6 +248,7 @@ def extract_facts(
 
     if readings is None or len(readings) != len(turns):
         readings = read_transcript(turns)
-    facts = Walker(turns).run(readings)
+    with parse_once():  # a command the agent ran many times is parsed once per walk
+        facts = Walker(turns).run(readings)
     facts.tail_uses = tail_uses(tail)
     return facts

@@ -6,14 +6,23 @@ that misses those loses the list of modified files, so commands are scanned for 
 The scan is deliberately shallow (no full shell grammar): heredoc bodies are skipped, only
 the first few KB of a command are read, and anything that does not look like a path is
 ignored.
+
+Agents run the same commands again and again (``pytest``, ``git status``, ``ls``), so a
+summarizer run parses each distinct command once: inside :func:`parse_once` results are
+kept for that run only (never process-wide), and treated as read-only by callers. A
+one-line command without quotes, redirections or separators whose program touches no
+file is answered without tokenizing it.
 """
 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 
-__all__ = ["ShellEffects", "shell_effects", "split_command"]
+__all__ = ["ShellEffects", "parse_once", "shell_effects", "split_command"]
 
 MAX_COMMAND_CHARS = 4_000
 
@@ -126,8 +135,55 @@ def _program_effects(
         effects.reads.extend(a for a in args if _is_path(a))
 
 
+_MEMO: ContextVar[dict[str, ShellEffects] | None] = ContextVar("shell_memo", default=None)
+_FILE_PROGRAMS = frozenset({"cd", "sed", "tee", "touch", "rm", "mv", "cp", *_READERS})
+"""Programs :func:`_program_effects` reads arguments of; any other program touches no file
+unless a redirection or a separator says so."""
+_SHELL_SYNTAX = re.compile(r"[<>|;&'\"\n\\]")
+
+
+@contextmanager
+def parse_once() -> Iterator[None]:
+    """Within this block, :func:`shell_effects` parses each distinct command once."""
+    token = _MEMO.set({})
+    try:
+        yield
+    finally:
+        _MEMO.reset(token)
+
+
 def shell_effects(command: str) -> ShellEffects:
-    """Scan ``command`` for cd targets and files written, edited, deleted or read."""
+    """Scan ``command`` for cd targets and files written, edited, deleted or read.
+
+    The result is shared inside :func:`parse_once`: read it, do not change it.
+    """
+    memo = _MEMO.get()
+    if memo is None:
+        return _scan(command)
+    effects = memo.get(command)
+    if effects is None:
+        effects = memo[command] = _scan(command)
+    return effects
+
+
+def _touches_nothing(command: str) -> bool:
+    """A plain one-line command (no quotes, redirections, separators, heredoc) whose
+    program, after any ``VAR=value`` prefix, is not one that reads or writes files."""
+    if _SHELL_SYNTAX.search(command, 0, MAX_COMMAND_CHARS) is not None:
+        return False
+    for word in command[:MAX_COMMAND_CHARS].split():
+        if not _ENV_ASSIGN.match(word):
+            return word not in _FILE_PROGRAMS
+    return True
+
+
+def _scan(command: str) -> ShellEffects:
+    if not command or _touches_nothing(command):
+        return ShellEffects()
+    return _parse(command)
+
+
+def _parse(command: str) -> ShellEffects:
     effects = ShellEffects()
     if not command:
         return effects

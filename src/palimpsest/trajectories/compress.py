@@ -23,7 +23,7 @@ from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any, Final
 
 from ..safety.redact import redact
-from .algorithm import FALLBACK_SUMMARY, Plan, assemble, normalize_summary, plan, render_region
+from .algorithm import FALLBACK_SUMMARY, Plan, assemble, normalize_summary, plan
 from .config import CompressionConfig
 from .counting import TextCounter, count_tokens, make_counter
 from .metrics import TrajectoryMetrics
@@ -32,7 +32,6 @@ from .summary import (
     ModelSummarizer,
     TrajectorySummarizer,
     TrajectorySummaryRequest,
-    build_prompt,
 )
 
 __all__ = [
@@ -68,9 +67,34 @@ def summarizer_from_config(config: CompressionConfig) -> TrajectorySummarizer:
     return ModelSummarizer(model, config)
 
 
+_SYSTEM_COUNTS: dict[tuple[TextCounter, str], int] = {}
+_SYSTEM_COUNTS_KEPT = 32
+"""A dataset's trajectories mostly share one system prompt (and its copy with the summary
+notice): its count is kept, for the last few such texts only, instead of encoding the
+same few KB again for every entry. Counts are facts about text, the same for any run."""
+
+
+def _system_count(counter: TextCounter, text: str) -> int:
+    if getattr(counter, "__hash__", None) is None:  # a caller's counter may not be hashable
+        return count_tokens(counter, text)
+    key = (counter, text)
+    count = _SYSTEM_COUNTS.get(key)
+    if count is None:
+        count = count_tokens(counter, text)
+        if len(_SYSTEM_COUNTS) >= _SYSTEM_COUNTS_KEPT:
+            _SYSTEM_COUNTS.clear()
+        _SYSTEM_COUNTS[key] = count
+    return count
+
+
 def count_turns(turns: Turns, counter: TextCounter) -> list[int]:
     """Tokens of each turn's ``value`` (TJ-06)."""
-    return [count_tokens(counter, str(t.get("value") or "")) for t in turns]
+    return [
+        _system_count(counter, str(t.get("value") or ""))
+        if t.get("from") == "system"
+        else count_tokens(counter, str(t.get("value") or ""))
+        for t in turns
+    ]
 
 
 def backoff_delay(attempt: int, base: float, rng: Callable[[], float] = random.random) -> float:
@@ -90,14 +114,8 @@ def _metrics_for(turns: Turns, total: int) -> TrajectoryMetrics:
 
 
 def _request(turns: Turns, p: Plan, config: CompressionConfig) -> TrajectorySummaryRequest:
-    rendered = render_region(turns, p.start, p.until)
     return TrajectorySummaryRequest(
-        turns=turns,
-        start=p.start,
-        until=p.until,
-        rendered=redact(rendered),
-        prompt=redact(build_prompt(rendered, config.summary_target_tokens)),
-        target_tokens=config.summary_target_tokens,
+        turns=turns, start=p.start, until=p.until, target_tokens=config.summary_target_tokens
     )
 
 
@@ -157,13 +175,17 @@ async def _awaited(value: Awaitable[Any]) -> Any:
 def _finish(
     turns: Turns,
     p: Plan,
+    counts: Sequence[int],
     summary: str,
     metrics: TrajectoryMetrics,
     config: CompressionConfig,
     counter: TextCounter,
 ) -> tuple[list[dict[str, Any]], TrajectoryMetrics]:
     out = assemble(turns, p.start, p.until, summary, config)
-    tokens = sum(count_turns(out, counter))
+    # The tail is the input's own turns: their counts are the plan's. Only the head (where
+    # the notice changes system turns) and the summary are counted again.
+    head = p.start + 1
+    tokens = sum(count_turns(out[:head], counter)) + sum(counts[p.until :])
     if tokens >= p.total:
         metrics.still_over_limit = p.total > config.target_max_tokens
         return [dict(t) for t in turns], metrics
@@ -182,18 +204,20 @@ def _finish(
 
 def _prepare(
     turns: Turns, config: CompressionConfig, counter: TextCounter | None
-) -> tuple[Plan, TrajectoryMetrics, TextCounter, list[dict[str, Any]] | None]:
-    """The plan, fresh metrics, the counter, and the finished output when no summary is due."""
+) -> tuple[Plan, list[int], TrajectoryMetrics, TextCounter, list[dict[str, Any]] | None]:
+    """The plan, each turn's count, fresh metrics, the counter, and the finished output when
+    no summary is due."""
     counter = counter if counter is not None else make_counter(config)
-    p = plan(turns, count_turns(turns, counter), config)
+    counts = count_turns(turns, counter)
+    p = plan(turns, counts, config)
     metrics = _metrics_for(turns, p.total)
     if p.status == "summarize":
-        return p, metrics, counter, None
+        return p, counts, metrics, counter, None
     if p.status == "skipped_under_target":
         metrics.skipped_under_target = True
     else:
         metrics.still_over_limit = p.total > config.target_max_tokens
-    return p, metrics, counter, [dict(t) for t in turns]
+    return p, counts, metrics, counter, [dict(t) for t in turns]
 
 
 def compress_trajectory(
@@ -209,12 +233,12 @@ def compress_trajectory(
     input is never mutated. Without ``summarizer``, one is built from the config; without
     ``counter``, the config's tokenizer is used (cached per process).
     """
-    p, metrics, counter, done = _prepare(turns, config, counter)
+    p, counts, metrics, counter, done = _prepare(turns, config, counter)
     if done is not None:
         return done, metrics
     summarizer = summarizer if summarizer is not None else summarizer_from_config(config)
     summary = _summarize(summarizer, _request(turns, p, config), config, metrics)
-    return _finish(turns, p, summary, metrics, config, counter)
+    return _finish(turns, p, counts, summary, metrics, config, counter)
 
 
 async def compress_trajectory_async(
@@ -229,9 +253,9 @@ async def compress_trajectory_async(
     Uses the summarizer's ``asummarize`` coroutine when it has one; a sync-only summarizer
     is called directly (the extractive one is quick and CPU-bound).
     """
-    p, metrics, counter, done = _prepare(turns, config, counter)
+    p, counts, metrics, counter, done = _prepare(turns, config, counter)
     if done is not None:
         return done, metrics
     summarizer = summarizer if summarizer is not None else summarizer_from_config(config)
     summary = await _asummarize(summarizer, _request(turns, p, config), config, metrics)
-    return _finish(turns, p, summary, metrics, config, counter)
+    return _finish(turns, p, counts, summary, metrics, config, counter)

@@ -7,7 +7,10 @@ the in-flight window, not by the dataset:
 - :func:`map_in_process`: one item at a time in this process (``--workers 1``).
 - :func:`map_in_pool`: a ``spawn`` process pool of ``workers`` processes. Items travel in
   small batches (one pickling round trip per batch, not per entry); at most ``window``
-  batches are in flight, and results are yielded in submission order. Each worker receives
+  batches are in flight, and results are yielded in submission order. JSONL records
+  travel as their text and come back as their output line (``Item.deferred``,
+  ``Outcome.line``): the workers parse and serialize, and the parent, which shares the
+  two cores with them, only reads and writes bytes. Each worker receives
   the per-entry function once, at start-up. ``spawn`` rather than ``fork`` because the
   parent may hold threads (the progress bar, an SDK client) that a fork would copy mid-state.
 - :func:`map_async`: for model summaries, which wait on the network rather than the CPU. An
@@ -38,6 +41,8 @@ from .outcome import (
     run_guarded,
     run_guarded_async,
 )
+from .sinks import dump_entry
+from .sources import parse_text
 
 __all__ = ["DEFAULT_POOL_BATCH", "map_async", "map_in_pool", "map_in_process"]
 
@@ -66,7 +71,23 @@ def _init_worker(fn: EntryFunction, timeout: float | None) -> None:
 def _run_batch(items: list[Item]) -> list[Outcome]:
     if _worker_fn is None:  # pragma: no cover - the initializer always ran
         raise RuntimeError("pool worker was not initialized")
-    return [run_guarded(_worker_fn, item, _worker_timeout) for item in items]
+    return [_run_one(_worker_fn, item, _worker_timeout) for item in items]
+
+
+def _run_one(fn: EntryFunction, item: Item, timeout: float | None) -> Outcome:
+    """One record in a worker; a deferred JSONL line is parsed here and comes back as its
+    output line, so the parent neither parses nor serializes it."""
+    if not item.deferred:
+        return run_guarded(fn, item, timeout)
+    parsed = parse_text(item.raw or "", item.position, item.location)
+    if parsed is None:  # blank: the reader keeps those out; never a record
+        return Outcome("bad_input", None, error="blank line", raw=item.raw)
+    outcome = run_guarded(fn, parsed, timeout)
+    if outcome.entry is None:
+        return outcome
+    return Outcome(
+        outcome.status, None, outcome.metrics, outcome.error, line=dump_entry(outcome.entry)
+    )
 
 
 def map_in_pool(

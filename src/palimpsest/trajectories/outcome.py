@@ -78,6 +78,9 @@ class Item:
     entry: dict[str, Any] | None
     raw: str | None = None
     problem: str | None = None
+    deferred: bool = False
+    """``raw`` is a JSONL line not parsed yet: a pool worker parses it, so the parent that
+    reads the file does not (``trajectories.engine_local``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -90,6 +93,9 @@ class Outcome:
     error: str | None = None
     raw: str | None = None
     """The unparsed input text of a ``bad_input`` record, for copying it through."""
+    line: str | None = None
+    """The entry already written as its JSONL line (``entry`` is then ``None``): a pool
+    worker serializes what it sends back, so the parent only writes text."""
 
 
 class _EntryTimedOut(BaseException):

@@ -162,7 +162,7 @@ def tally(metrics: AggregateMetrics, outcome: Outcome) -> None:
         metrics.add_timed_out()
     elif outcome.metrics is not None:
         metrics.add(outcome.metrics)
-        if outcome.entry is None:
+        if outcome.entry is None and outcome.line is None:
             metrics.dropped_over_limit += 1
     else:
         metrics.total_trajectories += 1
@@ -190,6 +190,9 @@ class _Run:
         self.observer = observer
         self.metrics = metrics
         self.copy = options.on_bad_input == "copy"
+        self.defer_parsing = False
+        """JSONL records go to pool workers as text: they parse and serialize, not the
+        parent (set by :func:`run_batch` for the local pool)."""
 
     def render(self, job: Job, outcomes: list[Outcome], schema: Any) -> tuple[bytes | Any, int]:
         records = records_to_write(outcomes, copy_bad_input=self.copy)
@@ -213,7 +216,9 @@ class _Run:
         chunks = (
             parquet_chunks(job.source, size)
             if job.fmt == "parquet"
-            else jsonl_chunks(job.source if str(job.source) != "-" else "-", size)
+            else jsonl_chunks(
+                job.source if str(job.source) != "-" else "-", size, parse=not self.defer_parsing
+            )
         )
         for chunk in chunks:
             count[0] = chunk.index + 1
@@ -392,6 +397,7 @@ def run_batch(
     started = time.monotonic()
     observer.start(_total(jobs))
     engine = _local_engine(fn, afn, options)
+    run.defer_parsing = afn is None and options.workers > 1 and options.engine != "ray"
     if root is None:
         if stdout is None:
             raise UserError("no output given")

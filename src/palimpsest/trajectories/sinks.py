@@ -62,7 +62,7 @@ def records_to_write(outcomes: Iterable[Outcome], *, copy_bad_input: bool) -> li
     for outcome in outcomes:
         if outcome.status == "bad_input" and not copy_bad_input:
             continue
-        if outcome.entry is None and outcome.raw is None:
+        if outcome.entry is None and outcome.raw is None and outcome.line is None:
             continue
         kept.append(outcome)
     return kept
@@ -71,7 +71,9 @@ def records_to_write(outcomes: Iterable[Outcome], *, copy_bad_input: bool) -> li
 def jsonl_bytes(records: Sequence[Outcome]) -> bytes:
     """The JSONL text of ``records`` (from :func:`records_to_write`)."""
     lines = [
-        (record.raw if record.entry is None else dump_entry(record.entry)) or ""
+        record.line
+        if record.line is not None
+        else (record.raw if record.entry is None else dump_entry(record.entry)) or ""
         for record in records
     ]
     return "".join(line + "\n" for line in lines).encode("utf-8")

@@ -64,8 +64,12 @@ class Chunk:
     digest: str
 
 
-def parse_line(raw: bytes, position: int, location: str) -> Item | None:
-    """One JSONL line as an :class:`Item`; ``None`` for a blank line (not a record)."""
+def parse_line(raw: bytes, position: int, location: str, *, parse: bool = True) -> Item | None:
+    """One JSONL line as an :class:`Item`; ``None`` for a blank line (not a record).
+
+    ``parse=False`` leaves the JSON to whoever runs the record (a pool worker): the item is
+    ``deferred``, its text in ``raw``, and :func:`parse_text` makes the real item later.
+    """
     body = raw[:-1] if raw.endswith(b"\n") else raw
     if body.endswith(b"\r"):
         body = body[:-1]
@@ -81,6 +85,8 @@ def parse_line(raw: bytes, position: int, location: str) -> Item | None:
             raw=body.decode("utf-8", "replace"),
             problem=f"not UTF-8 (byte {exc.start})",
         )
+    if not parse:
+        return Item(position, location, None, raw=text, deferred=True)
     return parse_text(text, position, location)
 
 
@@ -110,8 +116,11 @@ def display_name(path: str | Path) -> str:
     return "<stdin>" if str(path) == "-" else str(path)
 
 
-def jsonl_chunks(path: str | Path, size: int = DEFAULT_CHUNK_SIZE) -> Iterator[Chunk]:
-    """The chunks of a JSONL file (``-``: standard input), read as bytes line by line."""
+def jsonl_chunks(
+    path: str | Path, size: int = DEFAULT_CHUNK_SIZE, *, parse: bool = True
+) -> Iterator[Chunk]:
+    """The chunks of a JSONL file (``-``: standard input), read as bytes line by line
+    (``parse=False``: records stay text for the workers, see :func:`parse_line`)."""
     name = display_name(path)
     handle = _open_binary(path)
     try:
@@ -123,7 +132,7 @@ def jsonl_chunks(path: str | Path, size: int = DEFAULT_CHUNK_SIZE) -> Iterator[C
             items: list[Item] = []
             for raw in handle:
                 digest.update(raw)
-                item = parse_line(raw, position, f"{name}:{position + 1}")
+                item = parse_line(raw, position, f"{name}:{position + 1}", parse=parse)
                 position += 1
                 if item is not None:
                     items.append(item)

@@ -78,7 +78,8 @@ def _from_user(line: str, user_words: list[set[str]]) -> bool:
 
 def planted_directives(text: str, user_messages: Iterable[str] = ()) -> list[Directive]:
     """Every line of ``text`` that addresses the model and is not the user's own request."""
-    user_words = [_words(m) for m in user_messages if m.strip()]
+    said = list(user_messages)
+    user_words: list[set[str]] | None = None  # made at the first directive-shaped line
     found: list[Directive] = []
     for index, line in enumerate(text.splitlines()):
         if not line.strip() or _HEADING.match(line):
@@ -86,8 +87,12 @@ def planted_directives(text: str, user_messages: Iterable[str] = ()) -> list[Dir
         candidate = _reported(line)
         if len(_WORD.findall(candidate)) < MIN_WORDS:
             continue  # what is left around a quotation is a label ("User asked:")
-        hits = [h for h in find_threats(candidate) if h.category in DIRECTIVE_CATEGORIES]
-        if not hits or _from_user(line, user_words) or _from_user(candidate, user_words):
+        hits = find_threats(candidate, only=DIRECTIVE_CATEGORIES)
+        if not hits:
+            continue
+        if user_words is None:
+            user_words = [_words(m) for m in said if m.strip()]
+        if _from_user(line, user_words) or _from_user(candidate, user_words):
             continue
         found.append(Directive(index, line, hits[0].category, hits[0].message))
     return found

@@ -171,19 +171,28 @@ def _invisible(text: str) -> ThreatHit | None:
     )
 
 
-def _hits(text: str, mode: ScanMode, learned: bool = True) -> Iterator[ThreatHit]:
+def _hits(
+    text: str, mode: ScanMode, learned: bool = True, only: frozenset[str] | None = None
+) -> Iterator[ThreatHit]:
+    if only is not None:  # a caller that wants some categories: the others are not run
+        learned = learned and LEARNED_CATEGORY in only
+        if "invisible_unicode" not in only:
+            yield from _rule_hits(text, mode, learned, only)
+            return
     invisible = _invisible(text)
     if invisible is not None and (mode == "strict" or not _lone_zero_width(text)):
         yield invisible
         invisible = None
-    for hit in _rule_hits(text, mode, learned):
+    for hit in _rule_hits(text, mode, learned, only):
         if invisible is not None:  # a lone zero-width character counts once something else does
             yield invisible
             invisible = None
         yield hit
 
 
-def _rule_hits(text: str, mode: ScanMode, learned: bool) -> Iterator[ThreatHit]:
+def _rule_hits(
+    text: str, mode: ScanMode, learned: bool, only: frozenset[str] | None = None
+) -> Iterator[ThreatHit]:
     views = _views(text, mode)
     default_views = views if mode == "standard" else _views(text, "standard")
     seen: set[str] = set()
@@ -193,12 +202,12 @@ def _rule_hits(text: str, mode: ScanMode, learned: bool) -> Iterator[ThreatHit]:
     ]
     if mode == "strict":
         passes.append((_DEFAULT + _STRICT_EXTRA, views))
-        if _MIXED.test(text):
+        if (only is None or _MIXED.category in only) and _MIXED.test(text):
             seen.add(_MIXED.category)
             yield _hit(_MIXED, None)
     for rules, candidate_views in passes:
         for rule in rules:
-            if rule.category in seen:
+            if rule.category in seen or (only is not None and rule.category not in only):
                 continue
             for how, view in candidate_views:
                 if rule.test(view):
@@ -222,10 +231,19 @@ def scan_threats(
 
 
 def find_threats(
-    text: str, mode: ScanMode = "standard", *, learned: bool = True
+    text: str,
+    mode: ScanMode = "standard",
+    *,
+    learned: bool = True,
+    only: frozenset[str] | None = None,
 ) -> list[ThreatHit]:
-    """Every threat found in ``text``, at most one per category, in scan order."""
-    return list(_hits(text, mode, learned))
+    """Every threat found in ``text``, at most one per category, in scan order.
+
+    ``only`` limits the scan to those categories (the hits are the ones an unlimited scan
+    finds in them, in the same order; a lone zero-width character, which counts only beside
+    another hit, counts only beside one in ``only``); rules of other categories are not run.
+    """
+    return list(_hits(text, mode, learned, only))
 
 
 def check_content(text: str, mode: ScanMode = "standard") -> None:
