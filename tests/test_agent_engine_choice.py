@@ -190,7 +190,7 @@ def test_anthropic_native_compaction_is_used_stored_and_resumed(
     replay: ReplayServer, tmp_path: Path
 ) -> None:
     store = SessionStore(tmp_path / "state.db")
-    settings = native_settings(threshold=0.5)
+    settings = native_settings(threshold=0.5, in_place=False)  # the rotation case
     agent = agent_for(anthropic_model(replay), store, settings, context_length=8_000)
     engine = agent.compressor
     assert isinstance(engine, NativeCompactionEngine)
