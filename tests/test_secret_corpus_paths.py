@@ -254,6 +254,9 @@ def planted_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def home(planted_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     monkeypatch.setenv("PALIMPSEST_HOME", str(planted_home))
     monkeypatch.setenv("COLUMNS", "5000")  # no table cell wraps a secret out of sight
+    # a console built while another test had COLUMNS set keeps that width (rich reads it
+    # once, and the CLI's modules are imported lazily, in whichever test runs first)
+    monkeypatch.setattr(console, "_width", 5000)
     assert console.width == 5000
     return planted_home
 

@@ -171,6 +171,9 @@ def home(planted_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     monkeypatch.setenv("PALIMPSEST_HOME", str(planted_home))
     # Wide enough that no table cell wraps: a wrapped secret would hide from the check.
     monkeypatch.setenv("COLUMNS", "5000")
+    # a console built while another test had COLUMNS set keeps that width (rich reads it
+    # once, and the CLI's modules are imported lazily, in whichever test runs first)
+    monkeypatch.setattr(console, "_width", 5000)
     assert console.width == 5000
     yield planted_home
 
