@@ -240,9 +240,9 @@ def archived_messages(
     return [decode_row(row) for row in found]
 
 
-def searchable_messages(store: Store | SessionStore, session_id: str) -> list[Message]:
-    """Every row search can find in the session, in order: the live ones and the ones an
-    in-place compaction archived (not the undone ones)."""
+def _rows_where(store: Store | SessionStore, session_id: str, condition: str) -> list[Message]:
+    """The session's rows that meet ``condition``, in order; on a store without the
+    archive (:func:`_sqlite`), its live rows."""
     sqlite = _sqlite(store)
     if sqlite is None:
         return cast(Store, store).get_messages(session_id)
@@ -250,11 +250,17 @@ def searchable_messages(store: Store | SessionStore, session_id: str) -> list[Me
         found = rows(
             con.execute(
                 f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM messages WHERE session_id = ?"
-                " AND (active = 1 OR compacted = 1) ORDER BY id",
+                f" AND {condition} ORDER BY id",
                 (session_id,),
             )
         )
     return [decode_row(row) for row in found]
+
+
+def searchable_messages(store: Store | SessionStore, session_id: str) -> list[Message]:
+    """Every row search can find in the session, in order: the live ones and the ones an
+    in-place compaction archived (not the undone ones)."""
+    return _rows_where(store, session_id, "(active = 1 OR compacted = 1)")
 
 
 def original_messages(store: Store | SessionStore, session_id: str) -> list[Message]:
@@ -262,18 +268,7 @@ def original_messages(store: Store | SessionStore, session_id: str) -> list[Mess
     live and archived rows, without the compacted copies they wrote (summaries and the
     head and tail they repeat) and without undone rows. A session never compacted in place
     gives its live rows."""
-    sqlite = _sqlite(store)
-    if sqlite is None:
-        return cast(Store, store).get_messages(session_id)
-    with sqlite.database.reader() as con:
-        found = rows(
-            con.execute(
-                f"SELECT {', '.join(MESSAGE_COLUMNS)} FROM messages WHERE session_id = ?"
-                " AND (active = 1 OR compacted = 1) AND written_in IS NULL ORDER BY id",
-                (session_id,),
-            )
-        )
-    return [decode_row(row) for row in found]
+    return _rows_where(store, session_id, "(active = 1 OR compacted = 1) AND written_in IS NULL")
 
 
 def undo_in_place(store: Store | SessionStore, session_id: str) -> ArchivedCompaction | None:
