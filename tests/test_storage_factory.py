@@ -8,7 +8,7 @@ import pytest
 
 import palimpsest
 from palimpsest.config import settings_from_dict
-from palimpsest.errors import StorageError
+from palimpsest.errors import ConfigError, StorageError
 from palimpsest.storage import SessionStore, Store
 from palimpsest.storage.factory import DATABASE_URL_ENV, open_store, store_url
 
@@ -59,3 +59,38 @@ def test_an_unreachable_server_is_one_clear_error(tmp_path: Path) -> None:
 def test_open_store_is_exported_lazily() -> None:
     assert "open_store" in palimpsest.__all__ and "Store" in palimpsest.__all__
     assert palimpsest.open_store is open_store
+
+
+def letter_counts(texts: list[str]) -> list[list[float]]:
+    """A tiny embedding for the config test: how often each of a, b, c occurs (+1)."""
+    return [[1.0 + t.count("a"), 1.0 + t.count("b"), 1.0 + t.count("c")] for t in texts]
+
+
+def test_store_embedder_turns_on_search_by_meaning(tmp_path: Path) -> None:
+    own = settings_from_dict({"store": {"embedder": f"{__name__}:letter_counts"}})
+    with open_store(tmp_path / "own.db", settings=own) as store:
+        assert isinstance(store, SessionStore) and store.vectors is not None
+        store.create_session("s", source="cli")
+        store.append_messages("s", [{"role": "user", "content": "aaa bbb"}])
+        store.vectors.catch_up()
+        assert store.vectors.model.name == f"custom:{__name__}:letter_counts"
+        assert store.search_messages("bbb")  # words still find it; meaning is fused in
+    bundled = settings_from_dict({"store": {"embedder": "bundled"}})
+    with open_store(tmp_path / "bundled.db", settings=bundled) as store:
+        assert isinstance(store, SessionStore) and store.vectors is not None
+    with open_store(tmp_path / "plain.db", settings=settings_from_dict({})) as store:
+        assert isinstance(store, SessionStore) and store.vectors is None
+
+
+@pytest.mark.parametrize("spec", ["minilm", "no_such_module_x:f", f"{__name__}:missing"])
+def test_a_bad_embedder_is_one_config_error(tmp_path: Path, spec: str) -> None:
+    settings = settings_from_dict({"store": {"embedder": spec}})
+    with pytest.raises(ConfigError) as caught:
+        open_store(tmp_path / "x.db", settings=settings)
+    assert caught.value.key == "store.embedder" and spec in str(caught.value)
+
+
+def test_an_embedder_with_a_postgres_url_is_refused_before_connecting() -> None:
+    settings = settings_from_dict({"store": {"embedder": "bundled"}})
+    with pytest.raises(ConfigError, match="SQLite store only"):
+        open_store("postgresql://nobody@127.0.0.1:1/none", settings=settings)

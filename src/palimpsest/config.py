@@ -380,6 +380,11 @@ class StoreSettings(_Section):
     """Merge the full-text indexes and checkpoint the WAL in a background thread of a
     long-running process (started after some writes, stopped on close), so appends never
     do it. Turn off to run ``palimpsest sessions maintain`` from a timer instead."""
+    embedder: str | None = None
+    """Search by meaning beside words (docs/search.md): ``bundled`` (the ``vectors``
+    extra's offline model) or ``package.module:function``, a function of yours taking a list
+    of texts and returning one vector (a list of floats) per text. Unset: words only. A
+    SQLite store only; set with a PostgreSQL URL it is an error."""
 
 
 class Settings(_Section):

@@ -21,6 +21,7 @@ import threading
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import cast
 
 from ..errors import MissingDependencyError
 
@@ -76,11 +77,29 @@ def as_model(
     if isinstance(embedder, EmbeddingModel):
         return embedder
     if isinstance(embedder, str):
-        if embedder != "bundled":
-            raise ValueError(f"unknown embedding model {embedder!r} (only 'bundled' is built in)")
-        return bundled_model()
+        if embedder == "bundled":
+            return bundled_model()
+        if ":" in embedder:
+            return EmbeddingModel(name=f"custom:{embedder}", embed=_imported(embedder))
+        raise ValueError(
+            f"unknown embedding model {embedder!r}: 'bundled', or 'package.module:function'"
+        )
     label = name or getattr(embedder, "__qualname__", None) or type(embedder).__qualname__
     return EmbeddingModel(name=f"custom:{label}", embed=embedder)
+
+
+def _imported(spec: str) -> EmbedFunction:
+    """The function ``package.module:function`` names (the config key ``store.embedder``)."""
+    import importlib
+
+    module_name, _, attribute = spec.partition(":")
+    try:
+        found = getattr(importlib.import_module(module_name.strip()), attribute.strip())
+    except (ImportError, AttributeError, ValueError) as exc:
+        raise ValueError(f"cannot load the embedding function {spec!r}: {exc}") from exc
+    if not callable(found):
+        raise ValueError(f"the embedding function {spec!r} is not callable")
+    return cast(EmbedFunction, found)
 
 
 def vectors_available() -> bool:

@@ -18,7 +18,7 @@ import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..errors import MissingDependencyError
+from ..errors import ConfigError, MissingDependencyError
 from .urls import is_postgres_url, redacted_url
 
 if TYPE_CHECKING:
@@ -58,7 +58,13 @@ def open_store(
 
         settings = load_settings()
     target = store_url(url, settings=settings)
+    embedder = settings.store.embedder
     if target is not None and is_postgres_url(target):
+        if embedder and "embedder" not in options:
+            raise ConfigError(
+                "store.embedder (search by meaning) works with a SQLite store only",
+                key="store.embedder",
+            )
         try:
             from .pg_store import PostgresSessionStore
         except ImportError as exc:
@@ -77,4 +83,16 @@ def open_store(
             "fts_layout": settings.store.fts_layout,
             "background_upkeep": settings.store.background_upkeep,
         }
+        if embedder:
+            options["embedder"] = _embedder(embedder)
     return SessionStore(path, **options)
+
+
+def _embedder(spec: str) -> Any:
+    """``store.embedder`` as the store takes it; a bad value is a :class:`ConfigError`."""
+    from .embedding import as_model
+
+    try:
+        return as_model(spec.strip())
+    except ValueError as exc:
+        raise ConfigError(str(exc), key="store.embedder") from exc
