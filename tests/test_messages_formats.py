@@ -10,7 +10,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from hypothesis import given, settings
+from hypothesis import example, given, settings
 from hypothesis import strategies as st
 
 from palimpsest.errors import PalimpsestError, TranscriptError
@@ -764,6 +764,7 @@ documents = st.one_of(
 
 @settings(max_examples=300, deadline=None)
 @given(documents, st.booleans())
+@example({"role": None, "source": None, "cause": [], "observation": "message"}, False)
 def test_random_json_is_an_error_or_messages_with_roles(value: Any, as_lines: bool) -> None:
     if as_lines and isinstance(value, list):
         text = "\n".join(json.dumps(v) for v in value)

@@ -34,8 +34,10 @@ def test_a_callable_becomes_a_named_model_and_its_output_is_checked() -> None:
 
 
 def test_an_unknown_model_name_is_refused() -> None:
-    with pytest.raises(ValueError, match="only 'bundled'"):
+    with pytest.raises(ValueError, match=r"'bundled', or 'package\.module:function'"):
         as_model("minilm")
+    with pytest.raises(ValueError, match="cannot load the embedding function"):
+        as_model("no_such_module_for_embedding:embed")
 
 
 def test_without_the_extra_the_error_names_it(monkeypatch: pytest.MonkeyPatch) -> None:

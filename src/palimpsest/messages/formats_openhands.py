@@ -349,7 +349,7 @@ class _Builder:
         thought = _text_of(args.get("thought"))
         if not isinstance(metadata, Mapping) or not isinstance(metadata.get("tool_call_id"), str):
             name, params = _text_call(kind, args)
-            self.text_tool_of_action[event.get("id")] = name
+            self.text_tool_of_action[_event_key(event.get("id"))] = name
             body = _render_text_call(name, params)
             self.add({"role": "assistant", "content": f"{thought}\n{body}" if thought else body})
             return
@@ -363,7 +363,7 @@ class _Builder:
                 "arguments": _arguments(metadata, call_id, args),
             },
         }
-        self.call_of_action[event.get("id")] = call_id
+        self.call_of_action[_event_key(event.get("id"))] = call_id
         self.call_ids.add(call_id)
         response_id = _response_id(metadata)
         if response_id is not None and self.open_response and self.open_response[0] == response_id:
@@ -389,11 +389,11 @@ class _Builder:
         metadata = event.get("tool_call_metadata")
         call_id = metadata.get("tool_call_id") if isinstance(metadata, Mapping) else None
         if not isinstance(call_id, str):
-            call_id = self.call_of_action.get(event.get("cause"))
+            call_id = self.call_of_action.get(_event_key(event.get("cause")))
         if isinstance(call_id, str) and call_id in self.call_ids:
             message: Message = {"role": "tool", "tool_call_id": call_id, "content": text}
         else:  # answers a text action, or a call this history does not hold
-            tool = self.text_tool_of_action.get(event.get("cause"), kind)
+            tool = self.text_tool_of_action.get(_event_key(event.get("cause")), kind)
             message = {"role": "user", "content": f"EXECUTION RESULT of [{tool}]:\n{text}"}
         if kind == "error":
             message["_is_error"] = True
@@ -423,3 +423,11 @@ OPENHANDS = Reader(
     check_openhands,
     _convert,
 )
+
+
+def _event_key(value: object) -> int | str | None:
+    """An event's ``id`` or ``cause`` as a key: a number or a string; anything else (a list
+    in a damaged file) links nothing, instead of failing the read with a TypeError."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        return None
+    return value
