@@ -21,7 +21,7 @@ from .ledger import StateLedger
 from .persistence import load_guards, read_guards, save_guards
 
 if TYPE_CHECKING:
-    from .state import AgentState
+    from .state import AgentState, UndoRecord
 
 __all__ = ["bind_session", "start_new_session", "switch_session"]
 
@@ -124,3 +124,23 @@ def switch_session(
     inherited = read_guards(agent.store, new_id) if agent.store is not None and new_id else None
     agent.guards = save_guards(agent.store, new_id, engine, inherited)
     agent.save_state()  # the ledger and the todos go on with the conversation
+
+
+def restore_undone(
+    agent: AgentState,
+    record: UndoRecord,
+    new_id: str | None,
+    old_id: str | None,
+    restored: list[dict[str, Any]],
+) -> None:
+    """Put the engine and the agent back as they were before the compaction ``record``
+    describes, bound to ``new_id`` with ``restored`` (both undo paths: rotation and in place)."""
+    engine = agent.compressor
+    engine.compression_count = record.compression_count_before
+    if hasattr(engine, "previous_summary"):
+        engine.previous_summary = record.previous_summary_before
+    engine.last_prompt_tokens = 0
+    agent.last_request_len = None
+    agent.system_prompt = record.system_prompt_before
+    switch_session(agent, new_id, old_id, restored, "undo")
+    agent.undo = None

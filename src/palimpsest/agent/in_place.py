@@ -17,7 +17,7 @@ from typing import Any
 
 from ..errors import PalimpsestError
 from ..storage.archive import archive_in_place, archived_messages, last_in_place, undo_in_place
-from .binding import switch_session
+from .binding import restore_undone
 from .driver import Flow, Offload
 from .events import AgentEvent, WarningEvent
 from .state import AgentState, UndoRecord
@@ -118,15 +118,7 @@ def undo_in_place_compaction(agent: AgentState, record: UndoRecord) -> tuple[str
                     f"not record it ({exc}).",
                 )
             )
-    engine = agent.compressor
-    engine.compression_count = record.compression_count_before
-    if hasattr(engine, "previous_summary"):
-        engine.previous_summary = record.previous_summary_before
-    engine.last_prompt_tokens = 0
-    agent.last_request_len = None
-    agent.system_prompt = record.system_prompt_before
-    switch_session(agent, sid, sid, restored, "undo")
-    agent.undo = None
+    restore_undone(agent, record, sid, sid, restored)
     text = (
         f"Undid the last compaction: {compacted_len} → {len(restored)} messages in context. "
         f"Session {sid} keeps its id; the compacted messages are marked undone."

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING
 
 from ..errors import PalimpsestError
 from ..storage.sessions import new_session_id
-from .binding import switch_session
+from .binding import restore_undone
 from .compaction_step import UndoRecord
 from .events import AgentEvent, WarningEvent
 from .in_place import record_from_store, undo_in_place_compaction
@@ -103,15 +103,7 @@ def undo_last_compaction(agent: AgentState) -> tuple[str, list[AgentEvent]]:
     elif store is None:
         new_id = new_session_id()
 
-    engine = agent.compressor
-    engine.compression_count = record.compression_count_before
-    if hasattr(engine, "previous_summary"):
-        engine.previous_summary = record.previous_summary_before
-    engine.last_prompt_tokens = 0
-    agent.last_request_len = None
-    agent.system_prompt = record.system_prompt_before
-    switch_session(agent, new_id, undone, restored, "undo")
-    agent.undo = None
+    restore_undone(agent, record, new_id, undone, restored)
     text = f"Undid the last compaction: {compacted_len} → {len(restored)} messages in context."
     if new_id != undone:
         text += f" Session continues as {new_id}; the compacted session {undone} is marked undone."
