@@ -31,7 +31,17 @@ __all__ = [
     "count_tool_calls",
     "decode_row",
     "encode_message",
+    "message_of",
 ]
+
+
+def message_of(role: str, content: Any, **optional: Any) -> Message:
+    """A message from ``append_message``'s arguments: role, content, and each optional
+    field (``name``, ``tool_calls``, ``reasoning``, …) that is not ``None``."""
+    message: Message = {"role": role, "content": content}
+    message.update({k: v for k, v in optional.items() if v is not None})
+    return message
+
 
 #: Columns written for every message, in INSERT order (``session_id`` and ``timestamp``
 #: are supplied by the store).

@@ -30,7 +30,14 @@ from ..errors import AmbiguousSessionIdError, SessionNotFoundError
 from ..messages import Message
 from . import lineage as _lineage
 from .accounting import TokenAccounting
-from .codec import MESSAGE_COLUMNS, call_names, count_tool_calls, decode_row, encode_message
+from .codec import (
+    MESSAGE_COLUMNS,
+    call_names,
+    count_tool_calls,
+    decode_row,
+    encode_message,
+    message_of,
+)
 from .pg_db import PgDatabase
 from .pg_schema import migrate
 from .pg_schema import schema_version as _schema_version
@@ -259,17 +266,17 @@ class PostgresSessionStore(TokenAccounting):
         reasoning_content: str | None = None,
         reasoning_details: Any = None,
     ) -> int:
-        message: Message = {"role": role, "content": content}
-        optional = {
-            "name": tool_name,
-            "tool_calls": tool_calls,
-            "tool_call_id": tool_call_id,
-            "finish_reason": finish_reason,
-            "reasoning": reasoning,
-            "reasoning_content": reasoning_content,
-            "reasoning_details": reasoning_details,
-        }
-        message.update({k: v for k, v in optional.items() if v is not None})
+        message = message_of(
+            role,
+            content,
+            name=tool_name,
+            tool_calls=tool_calls,
+            tool_call_id=tool_call_id,
+            finish_reason=finish_reason,
+            reasoning=reasoning,
+            reasoning_content=reasoning_content,
+            reasoning_details=reasoning_details,
+        )
         return self.append_messages(session_id, [message], token_counts=[token_count])[0]
 
     def append_messages(

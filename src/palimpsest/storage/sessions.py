@@ -32,7 +32,14 @@ from ..errors import AmbiguousSessionIdError, DatabaseCorruptError, SessionNotFo
 from ..messages import Message
 from . import lineage as _lineage
 from .accounting import TokenAccounting
-from .codec import MESSAGE_COLUMNS, call_names, count_tool_calls, decode_row, encode_message
+from .codec import (
+    MESSAGE_COLUMNS,
+    call_names,
+    count_tool_calls,
+    decode_row,
+    encode_message,
+    message_of,
+)
 from .db import Database, RetryPolicy, Tracer, rows
 from .embedding import EmbeddingModel, EmbedFunction, as_model
 from .schema import FtsLayout, install_fts, open_schema, schema_version
@@ -327,17 +334,17 @@ class SessionStore(TokenAccounting):
         reasoning_details: Any = None,
     ) -> int:
         """Append one message (SS-21) and return its id."""
-        message: Message = {"role": role, "content": content}
-        optional = {
-            "name": tool_name,
-            "tool_calls": tool_calls,
-            "tool_call_id": tool_call_id,
-            "finish_reason": finish_reason,
-            "reasoning": reasoning,
-            "reasoning_content": reasoning_content,
-            "reasoning_details": reasoning_details,
-        }
-        message.update({k: v for k, v in optional.items() if v is not None})
+        message = message_of(
+            role,
+            content,
+            name=tool_name,
+            tool_calls=tool_calls,
+            tool_call_id=tool_call_id,
+            finish_reason=finish_reason,
+            reasoning=reasoning,
+            reasoning_content=reasoning_content,
+            reasoning_details=reasoning_details,
+        )
         return self.append_messages(session_id, [message], token_counts=[token_count])[0]
 
     def append_messages(
