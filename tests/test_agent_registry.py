@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import signal
 import threading
 import time
 from typing import Any
@@ -184,6 +185,32 @@ class TestCallErrors:
 
         with pytest.raises(KeyboardInterrupt):
             ToolRegistry([stop]).call("stop", "")
+
+    @pytest.mark.parametrize("calls", [1, 2])
+    def test_ctrl_c_delivered_to_a_tool_thread_stops_the_caller_at_once(self, calls: int) -> None:
+        # Linux may deliver a terminal's SIGINT to any thread; Python runs the handler in
+        # the main thread, which must notice it while the tool still runs (CI saw a
+        # second Ctrl-C wait out an 8 s shell command).
+        release = threading.Event()
+
+        def nap(n: int) -> str:
+            if n == 0:
+                signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+            release.wait(5)
+            return "late"
+
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+        started = time.monotonic()
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                if calls == 1:
+                    ToolRegistry([nap]).call("nap", {"n": 0})
+                else:
+                    ToolRegistry([nap]).call_many([("nap", {"n": 0}), ("nap", {"n": 1})])
+            assert time.monotonic() - started < 2
+        finally:
+            release.set()
+            signal.signal(signal.SIGINT, previous)
 
     def test_timeout_abandons_the_call(self) -> None:
         release = threading.Event()

@@ -21,7 +21,7 @@ import re
 import threading
 import time
 from collections.abc import Callable, Iterable, Mapping, Sequence
-from concurrent.futures import ThreadPoolExecutor
+from concurrent.futures import ThreadPoolExecutor, wait
 from typing import Any, overload
 
 import jsonschema
@@ -215,13 +215,19 @@ class ToolRegistry:
         pool = ThreadPoolExecutor(
             max_workers=min(max_workers, len(calls)), thread_name_prefix="palimpsest-tools"
         )
+        futures = [pool.submit(self.call, name, args, context) for name, args in calls]
         try:
-            futures = [pool.submit(self.call, name, args, context) for name, args in calls]
-            return [future.result() for future in futures]
-        finally:
-            # Each call returns within its own timeout, so waiting is bounded; on an
-            # interrupt the calls not yet started are dropped.
-            pool.shutdown(wait=True, cancel_futures=True)
+            pending = set(futures)
+            while pending:  # in slices: see _JOIN_SLICE
+                _, pending = wait(pending, timeout=_JOIN_SLICE)
+        except BaseException:
+            # An interrupt belongs to the user: the calls not yet started are dropped and
+            # the running ones are abandoned (daemon threads, each bounded by its timeout)
+            # instead of being waited for.
+            pool.shutdown(wait=False, cancel_futures=True)
+            raise
+        pool.shutdown(wait=True)
+        return [future.result() for future in futures]
 
     def rerun(self, name: str, arguments: str | Mapping[str, Any] | None, content: str) -> Rerun:
         """Whether the output ``content`` of this call can be had again by repeating it
@@ -326,6 +332,13 @@ def _json_kind(value: object) -> str:
 
 # --- running --------------------------------------------------------------------------------
 
+_JOIN_SLICE = 0.1
+"""Longest single wait on a tool thread. Python runs signal handlers in the main thread,
+and a blocking wait there is cut short only when the kernel delivers the signal to that
+thread; Linux may hand a terminal's SIGINT to any thread of the process (a tool's worker,
+a shell command's output copier), and then one long ``join`` sits out the whole tool
+before the user's Ctrl-C takes effect. Waking every slice bounds that delay."""
+
 
 def _run(item: Tool, kwargs: dict[str, Any], timeout: float, started: float) -> ToolOutcome:
     """Run the function in a daemon thread; abandon it when it outlives ``timeout``."""
@@ -342,7 +355,9 @@ def _run(item: Tool, kwargs: dict[str, Any], timeout: float, started: float) -> 
 
     worker = threading.Thread(target=work, name=f"palimpsest-tool-{item.name}", daemon=True)
     worker.start()
-    worker.join(timeout)
+    deadline = time.monotonic() + timeout
+    while worker.is_alive() and (left := deadline - time.monotonic()) > 0:
+        worker.join(min(left, _JOIN_SLICE))  # in slices: see _JOIN_SLICE
     if worker.is_alive():
         return _error(
             f"Tool {item.name!r} timed out after {timeout:g} s and was abandoned; "
