@@ -335,7 +335,9 @@ class TestNeverBlocks:
         assert spec.observe(messages, PROMPT)
         started = time.perf_counter()
         assert spec.take(messages) is None
-        assert time.perf_counter() - started < 0.05
+        assert (
+            time.perf_counter() - started < 1.0
+        )  # at once: a blocking take would wait for the gate (never set here)
         assert spec.state == "running"
         gated.gate.set()
         assert spec.take(messages, wait=10) is not None  # a caller may choose to wait
@@ -345,7 +347,7 @@ class TestNeverBlocks:
         messages.extend(round_(90))
         started = time.perf_counter()
         assert spec.take(messages) is not None
-        assert time.perf_counter() - started < 0.05
+        assert time.perf_counter() - started < 0.5
 
     def test_one_background_thread_at_most(self, gated: GatedSummarizer) -> None:
         spec = SpeculativeCompactor(compressor(gated))
