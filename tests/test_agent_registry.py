@@ -212,6 +212,23 @@ class TestCallErrors:
             release.set()
             signal.signal(signal.SIGINT, previous)
 
+    def test_an_interrupted_call_is_told_through_its_context(self) -> None:
+        seen = threading.Event()
+
+        def watch(context: ToolContext) -> str:
+            signal.pthread_kill(threading.get_ident(), signal.SIGINT)
+            if context.cancelled.wait(5):
+                seen.set()
+            return "done"
+
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
+        try:
+            with pytest.raises(KeyboardInterrupt):
+                ToolRegistry([watch]).call("watch", {})
+            assert seen.wait(2)
+        finally:
+            signal.signal(signal.SIGINT, previous)
+
     def test_timeout_abandons_the_call(self) -> None:
         release = threading.Event()
 

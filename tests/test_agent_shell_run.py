@@ -6,6 +6,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from pathlib import Path
 
@@ -39,6 +40,25 @@ def test_a_background_child_holding_the_pipe_is_killed(tmp_path: Path) -> None:
     assert out.startswith("parent done\n")
     assert "processes it started kept running past 2 s; they were killed" in out
     assert out.endswith("exit code: 0")
+
+
+def test_cancel_kills_the_command_and_its_children(tmp_path: Path) -> None:
+    cancel = threading.Event()
+    marker = tmp_path / "late"
+    threading.Timer(0.5, cancel.set).start()
+    started = time.perf_counter()
+    out = run_command(
+        f"echo started; (sleep 2; touch '{marker}') & sleep 30",
+        tmp_path,
+        timeout=60,
+        output_cap=1000,
+        cancel=cancel,
+    )
+    assert time.perf_counter() - started < 8
+    assert out.startswith("started\n")
+    assert "[stopped by the user; the command and its child processes were killed]" in out
+    time.sleep(2.5)
+    assert not marker.exists()  # the background child went with the group
 
 
 def test_undecodable_output_is_replaced_not_fatal(tmp_path: Path) -> None:

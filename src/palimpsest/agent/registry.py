@@ -195,10 +195,15 @@ class ToolRegistry:
         problem = self._validate(item, parsed)
         if problem is not None:
             return _error(problem, started)
+        context = context if context is not None else ToolContext()
         if accepts_context(item.function):
-            parsed["context"] = context if context is not None else ToolContext()
+            parsed["context"] = context
         timeout = item.timeout if item.timeout is not None else DEFAULT_TOOL_TIMEOUT
-        return _run(item, parsed, timeout, started)
+        try:
+            return _run(item, parsed, timeout, started)
+        except BaseException:
+            context.cancelled.set()  # the caller gave up on the call: tell the tool
+            raise
 
     def call_many(
         self,
@@ -215,6 +220,7 @@ class ToolRegistry:
         pool = ThreadPoolExecutor(
             max_workers=min(max_workers, len(calls)), thread_name_prefix="palimpsest-tools"
         )
+        context = context if context is not None else ToolContext()
         futures = [pool.submit(self.call, name, args, context) for name, args in calls]
         try:
             pending = set(futures)
@@ -222,8 +228,9 @@ class ToolRegistry:
                 _, pending = wait(pending, timeout=_JOIN_SLICE)
         except BaseException:
             # An interrupt belongs to the user: the calls not yet started are dropped and
-            # the running ones are abandoned (daemon threads, each bounded by its timeout)
-            # instead of being waited for.
+            # the running ones are told (``context.cancelled``) and abandoned instead of
+            # being waited for.
+            context.cancelled.set()
             pool.shutdown(wait=False, cancel_futures=True)
             raise
         pool.shutdown(wait=True)

@@ -20,6 +20,7 @@ import signal
 import subprocess
 import tempfile
 import threading
+import time
 from pathlib import Path
 from typing import IO
 
@@ -43,6 +44,7 @@ def run_command(
     timeout: float,
     output_cap: int,
     spool_dir: Path | None = None,
+    cancel: threading.Event | None = None,
 ) -> str | LargeOutput:
     """Run ``command``; the merged output (redacted, capped) followed by ``exit code: N``.
 
@@ -50,7 +52,8 @@ def run_command(
     fits in ``output_cap`` characters the result is a string; otherwise a
     :class:`~palimpsest.outputs.body.LargeOutput` whose ``shown`` text is the capped head
     and tail and whose file (in ``spool_dir``, default the system temp directory) holds all
-    of it, for the output guard to save.
+    of it, for the output guard to save. Once ``cancel`` is set (the caller gave up on the
+    call) the command and its children are killed as at a timeout.
     """
     env = {**os.environ, "PAGER": "cat", "GIT_PAGER": "cat"}  # never wait on a pager
     sweep_spools(Path(spool_dir or tempfile.gettempdir()))
@@ -71,7 +74,7 @@ def run_command(
             start_new_session=True,
             env=env,
         )
-        note = _copy_until_done(process, spool, timeout)
+        note = _copy_until_done(process, spool, timeout, cancel)
         trailer = ([note] if note else []) + [f"exit code: {process.returncode}"]
         return _result(spool, trailer, output_cap)
     except BaseException:
@@ -104,8 +107,14 @@ def sweep_spools(directory: Path) -> int:
     return removed
 
 
-def _copy_until_done(process: subprocess.Popen[bytes], spool: IO[bytes], timeout: float) -> str:
-    """Copy the output to ``spool`` until the pipe closes; kill the group past ``timeout``.
+def _copy_until_done(
+    process: subprocess.Popen[bytes],
+    spool: IO[bytes],
+    timeout: float,
+    cancel: threading.Event | None = None,
+) -> str:
+    """Copy the output to ``spool`` until the pipe closes; kill the group past ``timeout``
+    or once ``cancel`` is set.
 
     Returns the note to add when something had to be killed (``""`` otherwise).
     """
@@ -117,17 +126,22 @@ def _copy_until_done(process: subprocess.Popen[bytes], spool: IO[bytes], timeout
     copier.start()
     note = ""
     try:
-        copier.join(timeout)
+        _wait(copier, timeout, cancel)
         if copier.is_alive():
             exited = process.poll() is not None
             _kill_group(process.pid)
-            note = (
-                f"[the command finished, but processes it started kept running past {timeout:g} "
-                "s; they were killed]"
-                if exited
-                else f"[command timed out after {timeout:g} s; it and its child processes were "
-                "killed]"
-            )
+            if cancel is not None and cancel.is_set():
+                note = "[stopped by the user; the command and its child processes were killed]"
+            elif exited:
+                note = (
+                    "[the command finished, but processes it started kept running past "
+                    f"{timeout:g} s; they were killed]"
+                )
+            else:
+                note = (
+                    f"[command timed out after {timeout:g} s; it and its child processes were "
+                    "killed]"
+                )
             copier.join(_DRAIN_SECONDS)
             if copier.is_alive():  # something outside the group still holds the pipe
                 process.kill()
@@ -144,6 +158,19 @@ def _copy_until_done(process: subprocess.Popen[bytes], spool: IO[bytes], timeout
         copier.join()
         process.stdout.close()
     return note
+
+
+def _wait(copier: threading.Thread, timeout: float, cancel: threading.Event | None) -> None:
+    """Until the copier ends, ``timeout`` passes or ``cancel`` is set, whichever is first."""
+    if cancel is None:
+        copier.join(timeout)
+        return
+    deadline = time.monotonic() + timeout
+    while copier.is_alive() and not cancel.is_set():
+        left = deadline - time.monotonic()
+        if left <= 0:
+            return
+        copier.join(min(left, _POLL_SECONDS))
 
 
 def _copy(pipe: IO[bytes], spool: IO[bytes], stop: threading.Event) -> None:

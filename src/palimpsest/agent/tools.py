@@ -16,6 +16,7 @@ becomes a pointer to re-run it instead of a saved copy.
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -42,6 +43,10 @@ class ToolContext:
     call_id: str | None = None
     workdir: Path | None = None
     extras: dict[str, Any] = field(default_factory=dict)
+    cancelled: threading.Event = field(default_factory=threading.Event, compare=False)
+    """Set when the caller stops waiting for the call (the user's second Ctrl-C): the
+    registry then abandons the call's thread, and a tool that runs something outside the
+    process (a shell command, a server) should stop it and return."""
 
 
 @dataclass(frozen=True)

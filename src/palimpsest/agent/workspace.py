@@ -25,7 +25,7 @@ from ..outputs.body import LargeOutput
 from ..outputs.rerun import Rerun, classify_command, repeatable_call
 from .registry import tool
 from .shell_run import run_command
-from .tools import Tool
+from .tools import Tool, ToolContext
 
 __all__ = ["MAX_LINE_CHARS", "confine", "workspace_tools"]
 
@@ -152,7 +152,9 @@ def workspace_tools(
         last = first + new_text.count("\n")
         return f"Edited {path}: replaced 1 occurrence (now lines {first}-{last})."
 
-    def run_shell(command: str, timeout: float | None = None) -> str | LargeOutput:
+    def run_shell(
+        command: str, timeout: float | None = None, context: ToolContext | None = None
+    ) -> str | LargeOutput:
         """Run a bash command in the workspace root; output is stdout and stderr merged.
 
         command: the shell command line (run with bash -lc)
@@ -163,7 +165,8 @@ def workspace_tools(
         seconds = shell_timeout if timeout is None else float(timeout)
         if not 0 < seconds <= max_timeout:
             raise ValueError(f"timeout must be between 0 and {max_timeout:g} seconds")
-        return run_command(command, base, timeout=seconds, output_cap=output_cap)
+        cancel = context.cancelled if context is not None else None
+        return run_command(command, base, timeout=seconds, output_cap=output_cap, cancel=cancel)
 
     def read_again(arguments: dict[str, Any], output: str) -> Rerun:
         """A read is repeatable while reading again gives the same text (file unchanged)."""
