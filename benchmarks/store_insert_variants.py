@@ -24,14 +24,14 @@ from typing import Any
 
 import apsw
 
-from palimpsest.storage import schema
+from palimpsest.storage import fts_layout
 
 sys.path.insert(0, str(Path(__file__).parent))
 from store_scale import DEFAULT_CORPUS, Generator, load_corpus
 
 TEXT = "COALESCE({r}.content, '') || ' ' || COALESCE({r}.tool_name, '') || ' ' || COALESCE({r}.tool_calls, '')"
 # The store's own row condition: an ASCII shortcut, then the router's CJK ranges as GLOB.
-CJK_NEW, CJK_M = schema.cjk_condition("new"), schema.cjk_condition("m")
+CJK_NEW, CJK_M = fts_layout.cjk_condition("new"), fts_layout.cjk_condition("m")
 COLUMNS = "session_id, role, content, tool_calls, tool_name, timestamp"
 
 Row = tuple[Any, ...]

@@ -25,7 +25,7 @@ from palimpsest.agent.hygiene_state import (
 )
 from palimpsest.agent.lock import take_compression_lock
 from palimpsest.errors import DatabaseLockedError
-from palimpsest.storage.schema import set_meta
+from palimpsest.storage.fts_layout import set_meta
 
 
 @pytest.fixture

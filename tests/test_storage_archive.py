@@ -10,7 +10,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from palimpsest.errors import SessionNotFoundError
-from palimpsest.storage import schema
+from palimpsest.storage import migrations
 from palimpsest.storage.archive import (
     archive_in_place,
     archived_messages,
@@ -115,8 +115,8 @@ def test_m010_adds_the_archive_columns_to_an_older_store(tmp_path: Path) -> None
         (Path(__file__).parent / "data" / "stores" / "state_v6_inline.db").read_bytes()
     )
     with SessionStore(path) as old:
-        assert old.schema_version == len(schema.MIGRATIONS)
-        assert "m010_in_place_compaction" in schema.MIGRATIONS
+        assert old.schema_version == len(migrations.MIGRATIONS)
+        assert "m010_in_place_compaction" in migrations.MIGRATIONS
         sid = next(r["id"] for r in old.list_sessions(limit=50) if old.get_messages(r["id"]))
         before = old.get_messages(sid)
         assert archived_messages(old, sid) == []

@@ -21,7 +21,7 @@ from typer.testing import CliRunner
 from palimpsest.cli import sessions_search  # noqa: F401  (registers `sessions search`)
 from palimpsest.cli.sessions import sessions_app
 from palimpsest.errors import DatabaseLockedError, DatabaseReadOnlyError, StorageError
-from palimpsest.storage import schema
+from palimpsest.storage import migrations
 from palimpsest.storage.db import RetryPolicy
 from palimpsest.storage.sessions import SessionStore
 from readonly import read_only
@@ -111,7 +111,7 @@ def test_opening_a_current_file_runs_no_write_transaction(tmp_path: Path) -> Non
     with SessionStore(path, tracer=lambda sql, _: seen.append(sql)) as store:
         store.get_messages("s1")
     assert not [sql for sql in seen if "BEGIN IMMEDIATE" in sql]
-    assert len(schema.MIGRATIONS) > 0 and seen  # the tracer did see the open
+    assert len(migrations.MIGRATIONS) > 0 and seen  # the tracer did see the open
 
 
 def test_a_lock_outlasting_the_retries_is_one_clear_error_within_the_budget(
@@ -235,7 +235,7 @@ def test_a_read_only_file_that_needs_a_migration_says_so(tmp_path: Path) -> None
     import apsw
 
     con = apsw.Connection(str(path))
-    last = list(schema.MIGRATIONS)[-1]
+    last = list(migrations.MIGRATIONS)[-1]
     con.execute("DELETE FROM migrations WHERE name = ?", (last,))
     con.close()
     with read_only(path), pytest.raises(DatabaseReadOnlyError, match="migration"):

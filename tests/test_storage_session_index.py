@@ -8,7 +8,7 @@ from pathlib import Path
 import apsw
 import pytest
 
-from palimpsest.storage import schema
+from palimpsest.storage import migrations
 from palimpsest.storage.session_index import SESSION_TABLE, date_words_sql, session_matches
 from palimpsest.storage.sessions import SessionStore
 
@@ -72,12 +72,12 @@ def test_a_file_written_by_schema_version_5_migrates(tmp_path: Path, layout: str
     path = tmp_path / "state.db"
     shutil.copy(STORES / f"state_v5_{layout}.db", path)
     con = apsw.Connection(str(path))
-    assert schema.schema_version(con) == 5
+    assert migrations.schema_version(con) == 5
     (sql,) = con.execute("SELECT sql FROM sqlite_master WHERE name = 'messages_fts'").fetchall()[0]
     assert "porter" not in sql
     con.close()
     with SessionStore(path) as store:
-        assert store.schema_version == len(schema.MIGRATIONS)
+        assert store.schema_version == len(migrations.MIGRATIONS)
         assert store.fts_layout == layout
         assert store.verify() == []
         assert len(store.get_messages("old_june")) == 3
@@ -94,4 +94,4 @@ def test_a_file_written_by_schema_version_5_migrates(tmp_path: Path, layout: str
         assert len(store.search_messages("research", match="all")) == 2
         assert store.verify() == []
     with SessionStore(path) as again:  # a second open finds nothing to do
-        assert again.schema_version == len(schema.MIGRATIONS)
+        assert again.schema_version == len(migrations.MIGRATIONS)

@@ -20,7 +20,7 @@ from palimpsest.errors import (
     TranscriptError,
 )
 from palimpsest.messages import load_transcript, transcript_problems
-from palimpsest.storage import schema
+from palimpsest.storage import migrations, schema
 from palimpsest.storage.db import RetryPolicy
 from palimpsest.storage.sessions import SessionStore, default_db_path, new_session_id
 from palimpsest.usage import CanonicalUsage
@@ -59,7 +59,7 @@ def columns(con: apsw.Connection, table: str) -> set[str]:
 def test_blank_database_gets_the_whole_schema(tmp_path: Path) -> None:
     path = tmp_path / "new" / "state.db"
     with SessionStore(path) as store:
-        assert store.schema_version == len(schema.MIGRATIONS)
+        assert store.schema_version == len(migrations.MIGRATIONS)
         assert store.has_fts5 and store.has_trigram
         assert store.fts_layout == "external"  # the default for new files since issue 11
     assert stat.S_IMODE(os.stat(path).st_mode) == 0o600
@@ -79,7 +79,7 @@ def test_blank_database_gets_the_whole_schema(tmp_path: Path) -> None:
         "reasoning", "timestamp", "token_count", "_compressed_summary", "active", "compacted",
     } <= columns(con, "messages")  # fmt: skip
     applied = [r[0] for r in con.execute("SELECT name FROM migrations ORDER BY rowid")]
-    assert applied == list(schema.MIGRATIONS)
+    assert applied == list(migrations.MIGRATIONS)
     con.close()
 
 
@@ -113,7 +113,7 @@ def test_an_existing_file_keeps_its_layout_and_is_not_rebuilt(
     if made_by == "state_v6_inline.db":
         before = _index_state(path)
     with SessionStore(path, background_upkeep=False) as store:
-        assert store.schema_version == len(schema.MIGRATIONS)
+        assert store.schema_version == len(migrations.MIGRATIONS)
         assert store.fts_layout == layout
         assert store.verify() == []
         hits = store.search_messages("researched")
@@ -179,7 +179,7 @@ def test_migrates_a_version_1_database_and_keeps_its_data(tmp_path: Path) -> Non
     con.close()
 
     with SessionStore(path) as store:
-        assert store.schema_version == len(schema.MIGRATIONS)
+        assert store.schema_version == len(migrations.MIGRATIONS)
         session = store.require_session("old")
         assert (session["title"], session["input_tokens"], session["message_count"]) == (
             "Old work",
@@ -208,14 +208,14 @@ def test_a_migration_and_its_record_commit_together(
         con.execute("CREATE TABLE half_done (x)")
         raise RuntimeError("migration failed halfway")
 
-    monkeypatch.setitem(schema.MIGRATIONS, "m999_broken", m999_broken)
+    monkeypatch.setitem(migrations.MIGRATIONS, "m999_broken", m999_broken)
     with pytest.raises(RuntimeError, match="halfway"):
         SessionStore(path)
     con = apsw.Connection(str(path))
     assert not con.execute("SELECT 1 FROM sqlite_master WHERE name = 'half_done'").fetchall()
     assert not con.execute("SELECT 1 FROM migrations WHERE name = 'm999_broken'").fetchall()
     assert con.execute("SELECT version FROM schema_version").fetchall() == [
-        (len(schema.MIGRATIONS) - 1,)
+        (len(migrations.MIGRATIONS) - 1,)
     ]
     con.close()
 
@@ -225,7 +225,7 @@ def test_duplicate_migration_names_are_refused() -> None:
         pass
 
     with pytest.raises(ValueError, match="duplicate migration name 'm001_initial'"):
-        schema.migration(m001_initial)
+        migrations.migration(m001_initial)
 
 
 def test_a_database_from_a_newer_version_is_not_touched(tmp_path: Path) -> None:

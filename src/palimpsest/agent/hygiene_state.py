@@ -38,7 +38,7 @@ import apsw
 
 from ..errors import DatabaseLockedError, PalimpsestError
 from ..storage.contract import Store
-from ..storage.schema import get_meta, set_meta
+from ..storage.fts_layout import get_meta, set_meta
 from .lock import LEASE_SECONDS, holder_id, release_compression_lock, take_compression_lock
 
 __all__ = [

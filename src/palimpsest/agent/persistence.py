@@ -32,7 +32,7 @@ import apsw
 from ..compaction.engine import ContextEngine
 from ..errors import PalimpsestError
 from ..storage.contract import Store
-from ..storage.schema import get_meta, set_meta
+from ..storage.fts_layout import get_meta, set_meta
 
 __all__ = [
     "GuardState",

@@ -25,8 +25,8 @@ from rich.text import Text
 
 from ..messages import VALID_ROLES
 from ..safety.redact import redact
+from ..storage.fts_layout import fts_support
 from ..storage.fts_query import SearchPlan, build_search, clean_query, run_search
-from ..storage.schema import fts_support
 from ..storage.search_text import Snippet, hit_snippets
 from ..storage.session_admin import handle_of
 from ..storage.session_secrets import session_secrets

@@ -25,8 +25,8 @@ import apsw
 from ..errors import DatabaseCorruptError
 from .codec import MESSAGE_COLUMNS, UnreadableValue, decode_row
 from .db import Database, corrupt_error, read_only_error
+from .fts_layout import FtsLayout, get_meta, install_fts
 from .maintenance import verify
-from .schema import FtsLayout, get_meta, install_fts
 
 __all__ = ["UnreadableRow", "check", "name_damaged_rows", "repair", "unreadable_rows"]
 

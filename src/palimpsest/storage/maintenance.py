@@ -7,7 +7,7 @@
 * the FTS5 ``integrity-check`` command on both indexes: a damaged or stale shadow table
   (for the external layout this also compares the index with ``messages``);
 * one indexed document per message in the word index, and one per CJK message
-  (:data:`~.schema.IS_CJK_ROW`) in the trigram index, and each session's
+  (:data:`~.fts_layout.IS_CJK_ROW`) in the trigram index, and each session's
   ``message_count`` equal to its stored rows: a write path that bypassed the triggers or
   the counters.
 
@@ -36,7 +36,7 @@ from typing import Any
 import apsw
 
 from .db import Database
-from .schema import IS_CJK_ROW, TRIGRAM_TABLE, WORD_TABLE
+from .fts_layout import IS_CJK_ROW, TRIGRAM_TABLE, WORD_TABLE
 
 __all__ = ["MERGE_STEP_PAGES", "MaintenanceReport", "maintain", "merge_step", "verify"]
 

@@ -1,4 +1,4 @@
-"""The PostgreSQL schema, as numbered migrations like the SQLite side (:mod:`.schema`).
+"""The PostgreSQL schema, as numbered migrations like the SQLite side (:mod:`.migrations`).
 
 Tables and columns match the SQLite store's, so rows read the same through the shared
 modules (:mod:`.lineage`, :mod:`.codec`, :mod:`.session_secrets`). What differs:

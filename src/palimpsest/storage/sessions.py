@@ -7,7 +7,7 @@ session with ``end_reason = 'compression'`` and continues in a new child session
 (:meth:`SessionStore.start_continuation`); the old one stays whole and searchable.
 
 The file is ``$PALIMPSEST_HOME/state.db`` by default. Opening it migrates the schema
-(:mod:`.schema`); all writes go through one retrying transaction helper (:mod:`.db`), so
+(:mod:`.schema`, :mod:`.migrations`); all writes go through one retrying transaction helper (:mod:`.db`), so
 several processes can write at once. Lineage walks and list projection live in
 :mod:`.lineage`, transcript export/import and maintenance in :mod:`.transfer` and
 :mod:`.maintenance`; the index merging and WAL checkpoints that appends never do run in
@@ -42,7 +42,9 @@ from .codec import (
 )
 from .db import Database, RetryPolicy, Tracer, rows
 from .embedding import EmbeddingModel, EmbedFunction, as_model
-from .schema import FtsLayout, install_fts, open_schema, schema_version
+from .fts_layout import FtsLayout, install_fts
+from .migrations import schema_version
+from .schema import open_schema
 from .titles import sanitize_title
 from .upkeep import BackgroundUpkeep, UpkeepPolicy
 from .vectors import VectorIndex

@@ -1,7 +1,7 @@
 """Background upkeep: the index merging and WAL checkpoints that appends no longer do.
 
 New and migrated full-text indexes never merge segments inside a write (FTS5
-``automerge`` = 0, :data:`~.schema.FTS_WRITE_SETTINGS`), and once this upkeep runs SQLite's
+``automerge`` = 0, :data:`~.fts_layout.FTS_WRITE_SETTINGS`), and once this upkeep runs SQLite's
 WAL autocheckpoint is off on the write connection. Someone still has to merge the
 segments (queries read every one) and keep the WAL from growing without bound. A
 long-lived store does it itself, in a daemon thread owned by
@@ -41,8 +41,8 @@ import apsw
 
 from ..errors import StorageError
 from .db import DEFAULT_WAL_AUTOCHECKPOINT, Database
+from .fts_layout import TRIGRAM_TABLE, WORD_TABLE
 from .maintenance import merge_step
-from .schema import TRIGRAM_TABLE, WORD_TABLE
 
 __all__ = ["BackgroundUpkeep", "UpkeepPolicy", "UpkeepStats"]
 

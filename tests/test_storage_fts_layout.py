@@ -17,10 +17,10 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from palimpsest.storage import schema
+from palimpsest.storage import fts_layout, migrations
+from palimpsest.storage.fts_layout import TRIGRAM_TABLE, WORD_TABLE
 from palimpsest.storage.fts_query import CJK_RANGES, build_search, cjk_count, is_cjk, run_search
 from palimpsest.storage.maintenance import verify
-from palimpsest.storage.schema import TRIGRAM_TABLE, WORD_TABLE
 from palimpsest.storage.sessions import SessionStore
 
 LAYOUTS = ("inline", "external")
@@ -29,9 +29,9 @@ LAYOUTS = ("inline", "external")
 def fresh(layout: str) -> apsw.Connection:
     """An in-memory database at the current schema in ``layout`` with one session ``s``."""
     con = apsw.Connection(":memory:")
-    for name in schema.MIGRATIONS:
-        schema.apply_migration(con, name=name)
-    schema.install_fts(con, layout, with_trigram=True)  # type: ignore[arg-type]
+    for name in migrations.MIGRATIONS:
+        migrations.apply_migration(con, name=name)
+    fts_layout.install_fts(con, layout, with_trigram=True)  # type: ignore[arg-type]
     con.execute("INSERT INTO sessions (id, source, started_at) VALUES ('s', 'cli', 0)")
     return con
 
@@ -55,7 +55,7 @@ def check_indexes(con: apsw.Connection) -> None:
         con.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('integrity-check', 1)")
     texts = {
         int(r[0]): str(r[1])
-        for r in con.execute(f"SELECT m.id, {schema.INDEXED_TEXT} FROM messages AS m")
+        for r in con.execute(f"SELECT m.id, {fts_layout.INDEXED_TEXT} FROM messages AS m")
     }
     assert ids(con, f"SELECT rowid FROM {WORD_TABLE}_docsize") == set(texts)
     cjk = {i for i, text in texts.items() if cjk_count(text)}
@@ -82,7 +82,7 @@ def test_the_trigger_condition_and_the_router_agree_on_every_code_point() -> Non
         "WITH RECURSIVE c(x) AS (SELECT 1 UNION ALL SELECT x + 1 FROM c WHERE x < 1114111),"
         " m AS (SELECT x, 'ab' || char(x) || 'cd' AS content, NULL AS tool_name,"
         " NULL AS tool_calls FROM c WHERE x < 55296 OR x > 57343)"
-        f" SELECT x FROM m WHERE {schema.IS_CJK_ROW}",
+        f" SELECT x FROM m WHERE {fts_layout.IS_CJK_ROW}",
     )
     in_python = {code for lo, hi in CJK_RANGES for code in range(lo, hi + 1)}
     assert in_sql == in_python
@@ -98,7 +98,7 @@ def test_the_row_condition_is_cjk_count_above_zero(text: str) -> None:
         text = text.replace("\x00", "")  # GLOB stops at NUL; no message text carries one
     con = apsw.Connection(":memory:")
     found = con.execute(
-        f"SELECT {schema.IS_CJK_ROW} FROM (SELECT ? AS content, NULL AS tool_name,"
+        f"SELECT {fts_layout.IS_CJK_ROW} FROM (SELECT ? AS content, NULL AS tool_name,"
         " NULL AS tool_calls) AS m",
         (text,),
     ).fetchall()
@@ -188,7 +188,7 @@ def test_new_indexes_never_merge_inside_a_write(tmp_path: Path, layout: str) -> 
     with SessionStore(tmp_path / "s.db", fts_layout=layout, background_upkeep=False) as store:
         for table in (WORD_TABLE, TRIGRAM_TABLE):
             found = store.database.query(f"SELECT k, v FROM {table}_config WHERE k != 'version'")
-            assert {r["k"]: r["v"] for r in found} == dict(schema.FTS_WRITE_SETTINGS)
+            assert {r["k"]: r["v"] for r in found} == dict(fts_layout.FTS_WRITE_SETTINGS)
         sid = store.create_session()
         for i in range(40):
             store.append_message(sid, "user", f"note {i} about the deploy")
@@ -254,7 +254,7 @@ def test_random_changes_keep_indexes_sound_and_search_exact(
     check_indexes(con)
     texts = {
         int(r[0]): str(r[1])
-        for r in con.execute(f"SELECT m.id, {schema.INDEXED_TEXT} FROM messages AS m")
+        for r in con.execute(f"SELECT m.id, {fts_layout.INDEXED_TEXT} FROM messages AS m")
     }
     for query in _CJK_QUERIES:
         expected = {i for i, text in texts.items() if query in text}
@@ -278,7 +278,7 @@ def _old_trigram_index(con: apsw.Connection, layout: str) -> None:
     new, old, m = _OLD_TEXT["new"], _OLD_TEXT["old"], _OLD_TEXT["m"]
     t = TRIGRAM_TABLE
     for table in (WORD_TABLE, TRIGRAM_TABLE):
-        schema._drop_index(con, table)
+        fts_layout.drop_index(con, table)
     if layout == "external":
         con.execute(
             f"CREATE VIEW messages_fts_src AS SELECT m.id AS id, {m} AS content FROM messages AS m"
@@ -310,15 +310,15 @@ def _old_trigram_index(con: apsw.Connection, layout: str) -> None:
                 f" DELETE FROM {table} WHERE rowid = old.id;"
                 f" INSERT INTO {table} (rowid, content) VALUES (new.id, {new}); END;"
             )
-    schema.set_meta(con, "fts_layout", layout)
+    fts_layout.set_meta(con, "fts_layout", layout)
 
 
 def make_version_4(path: Path, layout: str) -> dict[str, int]:
     con = apsw.Connection(str(path))
-    names = list(schema.MIGRATIONS)
+    names = list(migrations.MIGRATIONS)
     for name in names[: names.index("m005_trigram_cjk_only")]:
         with con:
-            schema.apply_migration(con, name=name)
+            migrations.apply_migration(con, name=name)
     _old_trigram_index(con, layout)
     con.execute(
         "INSERT INTO sessions (id, source, started_at, message_count) VALUES ('old', 'cli', 0, 4)"
@@ -341,7 +341,7 @@ def make_version_4(path: Path, layout: str) -> dict[str, int]:
         rows["cjk"],
         rows["mixed"],
     }
-    assert schema.schema_version(con) == names.index("m005_trigram_cjk_only")
+    assert migrations.schema_version(con) == names.index("m005_trigram_cjk_only")
     con.close()
     return rows
 
@@ -359,7 +359,7 @@ def test_migration_keeps_only_cjk_rows_in_the_trigram_index(tmp_path: Path, layo
     path = tmp_path / "state.db"
     rows = make_version_4(path, layout)
     with SessionStore(path) as store:
-        assert store.schema_version == len(schema.MIGRATIONS)
+        assert store.schema_version == len(migrations.MIGRATIONS)
         assert store.fts_layout == layout
         assert store.verify() == []
         assert [h["id"] for h in store.search_messages("数据库")] == [rows["cjk"]]
@@ -381,53 +381,9 @@ def test_migration_keeps_only_cjk_rows_in_the_trigram_index(tmp_path: Path, layo
     }
     assert len(ids(con, f"SELECT rowid FROM {WORD_TABLE}_docsize")) == 5
     applied = [r[0] for r in con.execute("SELECT name FROM migrations ORDER BY rowid")]
-    assert applied[applied.index("m005_trigram_cjk_only") :] == list(schema.MIGRATIONS)[4:]
+    assert applied[applied.index("m005_trigram_cjk_only") :] == list(migrations.MIGRATIONS)[4:]
     check_integrity = (
         f"INSERT INTO {TRIGRAM_TABLE} ({TRIGRAM_TABLE}, rank) VALUES ('integrity-check', 1)"
     )
     con.execute(check_integrity)
     con.close()
-
-
-def test_m008_counts_unreported_calls_on_a_store_written_before_it(tmp_path: Path) -> None:
-    """A schema-6 file (main at e97dec0) gains ``unreported_calls`` = 0 and keeps its
-    counters; an unreported call then adds one call and no tokens."""
-    path = tmp_path / "state.db"
-    path.write_bytes(
-        (Path(__file__).parent / "data" / "stores" / "state_v6_inline.db").read_bytes()
-    )
-    before = apsw.Connection(str(path))
-    old = {
-        r[0]: r[1:] for r in before.execute("SELECT id, input_tokens, api_call_count FROM sessions")
-    }
-    before.close()
-    assert old
-    with SessionStore(path) as store:
-        assert store.schema_version == len(schema.MIGRATIONS)
-        sid = next(iter(old))
-        row = store.get_session(sid)
-        assert row is not None and row["unreported_calls"] == 0
-        assert (row["input_tokens"], row["api_call_count"]) == old[sid]
-        store.record_usage(sid, None)
-        row = store.get_session(sid)
-    assert row is not None
-    assert row["unreported_calls"] == 1 and row["api_call_count"] == (old[sid][1] or 0) + 1
-    assert row["input_tokens"] == old[sid][0]
-
-
-def test_m009_adds_history_imports_to_a_store_written_before_it(tmp_path: Path) -> None:
-    """A schema-6 file gains the ``history_imports`` table, empty, and keeps its sessions."""
-    path = tmp_path / "state.db"
-    path.write_bytes(
-        (Path(__file__).parent / "data" / "stores" / "state_v6_inline.db").read_bytes()
-    )
-    with SessionStore(path) as store:
-        before = store.session_count()
-        assert store.schema_version == len(schema.MIGRATIONS)
-        with store.connection_for_reads() as con:
-            assert schema.table_exists(con, "history_imports")
-            columns = [row[1] for row in con.execute("PRAGMA table_info(history_imports)")]
-            assert con.execute("SELECT count(*) FROM history_imports").fetchall() == [(0,)]
-        assert store.session_count() == before > 0
-    assert columns[:4] == ["path", "key", "agent", "session_id"]
-    assert "m009_history_imports" in schema.MIGRATIONS
