@@ -17,14 +17,10 @@ The sessions and saved outputs a replay makes go to a throwaway directory unless
 
 from __future__ import annotations
 
-import json
-import logging
 import tempfile
 import time
 from collections import Counter
-from collections.abc import Iterator
-from contextlib import ExitStack, contextmanager
-from dataclasses import dataclass, field
+from contextlib import ExitStack
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -32,25 +28,29 @@ from typing import TYPE_CHECKING, Annotated, Any
 import typer
 from rich.console import Console
 
-from ..agent.compaction_cost import compaction_lines, describe_cost
-from ..agent.events import CompactionEvent, ToolCallEvent, TurnEnd, UsageEvent, WarningEvent
+from ..agent.compaction_cost import compaction_lines
 from ..agent.replay_model import (
     REPLAY_PREFIX,
     ReplayChatModel,
     ReplayScript,
-    ReplayTurn,
     build_script,
     replay_tools,
 )
 from ..config import Settings, load_settings
 from ..messages import load_transcript, validate_transcript
-from ..safety.redact import redact
-from ..storage.archive import archived_messages
 from ..storage.contract import Store
 from .common import CONTEXT_LENGTH_HELP, context_length_of, fail, handle_errors
 from .render import status_figure
+from .replay_timeline import (
+    MODE_TEXT,
+    Timeline,
+    chain_records,
+    count_text,
+    play_turn,
+    routed_logs,
+    turn_record,
+)
 from .sessions import open_store
-from .terminal_text import for_terminal, json_for_terminal
 
 if TYPE_CHECKING:
     from ..agent.loop import Agent
@@ -80,238 +80,6 @@ def with_compaction_mode(settings: Settings, in_place: bool) -> Settings:
 
 MIN_ITERATIONS = 50
 """Model rounds a replayed turn may take at least; a longer recorded turn gets its length."""
-
-
-@dataclass
-class Timeline:
-    """The records of one replay, printed as they come (text lines or JSON lines)."""
-
-    console: Console
-    as_json: bool = False
-    records: list[dict[str, Any]] = field(default_factory=list)
-
-    def add(self, record: dict[str, Any], text: str | None) -> None:
-        self.records.append(record)
-        if self.as_json:
-            line = json_for_terminal(json.dumps(record, ensure_ascii=False))
-            self.console.print(line, markup=False)
-        elif text is not None:
-            self.console.print(for_terminal(text), markup=False, highlight=False)
-
-
-class _TimelineLog(logging.Handler):
-    """Log records of the library during a replay, as timeline records: JSON lines with
-    ``--json``, text lines only with ``--verbose``; never raw lines on stderr (they said
-    things like "need > 7" beside a timeline that had its own figures)."""
-
-    def __init__(self, timeline: Timeline, verbose: bool) -> None:
-        super().__init__(logging.INFO)
-        self.timeline = timeline
-        self.verbose = verbose
-
-    def emit(self, record: logging.LogRecord) -> None:
-        message = redact(record.getMessage())
-        entry = {"event": "log", "level": record.levelname.lower(), "message": message}
-        self.timeline.add(entry, f"  log: {message}" if self.verbose else None)
-
-
-@contextmanager
-def _routed_logs(timeline: Timeline, verbose: bool) -> Iterator[None]:
-    logger = logging.getLogger("palimpsest")
-    handler = _TimelineLog(timeline, verbose)
-    previous = (logger.propagate, logger.level)
-    logger.addHandler(handler)
-    logger.propagate = False  # no second copy through the root logger or Python's last resort
-    logger.setLevel(logging.INFO)
-    try:
-        yield
-    finally:
-        logger.removeHandler(handler)
-        logger.propagate, _ = previous
-        logger.setLevel(previous[1])
-
-
-def _count(number: int, noun: str) -> str:
-    return f"{number:,} {noun}{'' if number == 1 else 's'}"
-
-
-def _percent(tokens: int | None, window: int) -> float | None:
-    return round(100.0 * tokens / window, 1) if tokens is not None and window else None
-
-
-def _tokens_text(tokens: int | None, estimated: bool, window: int) -> str:
-    if tokens is None:
-        return "? tokens"
-    mark = "~" if estimated else ""
-    return f"{mark}{tokens:,} tokens ({mark}{_percent(tokens, window)}% of {window:,})"
-
-
-_MODE_TEXT = {"rotation": "rotation", "in_place": "in place"}
-
-
-def _compaction_record(turn: int, event: CompactionEvent) -> tuple[dict[str, Any], str]:
-    record: dict[str, Any] = {
-        "event": "compaction",
-        "turn": turn,
-        "path": event.path,
-        "compacted": event.compacted,
-        "messages_before": event.before_messages,
-        "messages_after": event.after_messages,
-        "tokens_before": event.before_tokens,
-        "tokens_after": event.after_tokens,
-        "seconds": round(event.seconds, 4),
-        "session_id": event.session_id,
-        "parent_session_id": event.parent_session_id,
-        "fallback_used": event.fallback_used,
-        "reason": redact(event.reason) if event.reason else None,
-        "mode": event.mode,
-    }
-    if event.cost is not None:
-        record["cost"] = event.cost.to_dict()
-    if not event.compacted:
-        return record, f"  ⟳ compaction ({event.path}) did not compact: {record['reason'] or '?'}"
-    removed = event.before_messages - event.after_messages
-    record["messages_removed"] = max(removed, 0)
-    mode = _MODE_TEXT.get(event.mode or "", "not stored")
-    text = (
-        f"  ⟳ compaction ({event.path}, {mode}): "
-        f"{event.before_messages:,} → {event.after_messages:,} "
-        f"messages ({f'{removed:,} removed' if removed > 0 else 'none removed'}), "
-        f"{event.before_tokens:,} → {event.after_tokens:,} tokens, "
-        f"{event.seconds * 1000:.0f} ms"
-    )
-    if event.session_id and event.mode == "in_place":
-        text += f"\n    stays in {event.session_id} (earlier messages archived in it)"
-    elif event.session_id:
-        text += f"\n    continues in {event.session_id} (parent {event.parent_session_id or '-'})"
-    if event.fallback_used:
-        text += " · fallback summary"
-    if event.cost is not None:
-        text += f"\n    cost: {describe_cost(event.cost)}"
-    return record, text
-
-
-@dataclass
-class _TurnTally:
-    rounds: int = 0
-    tool_calls: int = 0
-    end: TurnEnd | None = None
-
-
-def _play_turn(
-    agent: Agent,
-    number: int,
-    turn: ReplayTurn,
-    window: int,
-    timeline: Timeline,
-    totals: Counter[str],
-    show_rounds: bool,
-    model: ReplayChatModel | None = None,
-) -> _TurnTally:
-    tally = _TurnTally()
-    for event in agent.run(turn.user):
-        if isinstance(event, UsageEvent):
-            tally.rounds += 1
-            tokens = event.prompt_tokens
-            record = {
-                "event": "round",
-                "turn": number,
-                "round": tally.rounds,
-                "messages": len(agent.messages),
-                "prompt_tokens": tokens,
-                "estimated": event.estimated,
-                "percent": _percent(tokens, window),
-            }
-            text = (
-                f"  round {tally.rounds}: {_count(len(agent.messages), 'message')}, "
-                f"{_tokens_text(tokens, event.estimated, window)}"
-            )
-            timeline.add(record, text if show_rounds else None)
-        elif isinstance(event, ToolCallEvent):
-            tally.tool_calls += 1
-        elif isinstance(event, CompactionEvent):
-            totals[f"compactions_{event.path}"] += int(event.compacted)
-            timeline.add(*_compaction_record(number, event))
-        elif (
-            isinstance(event, WarningEvent)
-            and event.code == "empty_answer"
-            and model is not None
-            and model.remaining == 0
-        ):
-            # The recording has no more replies for this turn: the end of the script, not
-            # a model failure. Recorded in --json, not shown as a warning.
-            timeline.add({"event": "recording_ended", "turn": number}, None)
-        elif isinstance(event, WarningEvent):
-            record = {"event": "warning", "turn": number, "code": event.code}
-            record["message"] = redact(event.message)
-            timeline.add(record, f"  warning: {record['message']}")
-        elif isinstance(event, TurnEnd):
-            tally.end = event
-    return tally
-
-
-def _turn_record(
-    agent: Agent, number: int, count: int, turn: ReplayTurn, tally: _TurnTally, window: int
-) -> tuple[dict[str, Any], str]:
-    status = agent.context_status()
-    used = status_figure(status, "used")
-    tokens = int(used) if used is not None else None
-    estimated = bool(status.get("estimated"))
-    end = tally.end
-    record = {
-        "event": "turn",
-        "turn": number,
-        "kind": turn.kind,
-        "transcript_index": turn.index,
-        "replies": len(turn.replies),
-        "rounds": tally.rounds,
-        "tool_calls": tally.tool_calls,
-        "messages": len(agent.messages),
-        "tokens": tokens,
-        "estimated": estimated,
-        "percent": _percent(tokens, window),
-        "session_id": agent.session_id,
-        "completed": bool(end and end.completed),
-        "error": redact(end.error) if end and end.error else None,
-    }
-    text = (
-        f"turn {number}/{count} ({turn.kind}): {_count(tally.rounds, 'round')}, "
-        f"{_count(tally.tool_calls, 'tool call')} · {_count(len(agent.messages), 'message')} · "
-        f"{_tokens_text(tokens, estimated, window)}"
-    )
-    if record["error"]:
-        text += f" · stopped: {record['error']}"
-    return record, text
-
-
-def _chain(store: Store, session_id: str | None, timeline: Timeline) -> list[str]:
-    if session_id is None:
-        return []
-    chain = store.compression_chain(session_id)
-    if not timeline.as_json:
-        timeline.console.print("sessions (oldest first):", markup=False)
-    for position, sid in enumerate(chain):
-        row = store.get_session(sid) or {}
-        record = {
-            "event": "session",
-            "position": position + 1,
-            "session_id": sid,
-            "parent_session_id": row.get("parent_session_id"),
-            "title": row.get("title"),
-            "messages": len(store.get_messages(sid)),
-            "archived_messages": len(archived_messages(store, sid)),
-            "end_reason": row.get("end_reason"),
-        }
-        parent = f" ← {record['parent_session_id']}" if record["parent_session_id"] else ""
-        ended = f" · ended: {record['end_reason']}" if record["end_reason"] else ""
-        if record["archived_messages"]:
-            ended = f" (+{record['archived_messages']:,} archived){ended}"
-        timeline.add(
-            record,
-            f"  {sid}{parent} · {record['title'] or '(untitled)'} · "
-            f"{record['messages']:,} messages{ended}",
-        )
-    return chain
 
 
 def _title(store: Store, session_id: str, title: str) -> None:
@@ -364,7 +132,7 @@ def replay_transcript(
     try:
         for number, turn in enumerate(script.turns, start=1):
             totals["unplayed_replies"] += model.load(turn.replies)
-            tally = _play_turn(
+            tally = play_turn(
                 agent,
                 number,
                 turn,
@@ -376,14 +144,14 @@ def replay_transcript(
             )
             totals["rounds"] += tally.rounds
             totals["tool_calls"] += tally.tool_calls
-            record, text = _turn_record(
+            record, text = turn_record(
                 agent, number, len(script.turns), turn, tally, context_length
             )
             totals["turn_errors"] += int(record["error"] is not None)
             timeline.add(record, text)
         totals["unplayed_replies"] += model.remaining
         elapsed = time.perf_counter() - started
-        chain = _chain(store, agent.session_id, timeline)
+        chain = chain_records(store, agent.session_id, timeline)
         status = agent.context_status()
         ledger = agent.usage.compactions
     finally:
@@ -418,13 +186,13 @@ def replay_transcript(
     by_path = ", ".join(f"{k} {v}" for k, v in record["compactions_by_path"].items())
     timeline.add(
         record,
-        f"totals: {_count(record['turns'], 'turn')}, "
-        f"{_count(record['model_calls'], 'model call')}, "
-        f"{_count(record['tool_calls'], 'tool call')}, "
-        f"{_count(record['compactions'], 'compaction')}{f' ({by_path})' if by_path else ''}, "
-        f"{_count(record['sessions_created'], 'session')} created "
-        f"({_MODE_TEXT[record['compaction_mode']]}), "
-        f"{_count(record['turn_errors'], 'turn error')}, {elapsed:.2f} s",
+        f"totals: {count_text(record['turns'], 'turn')}, "
+        f"{count_text(record['model_calls'], 'model call')}, "
+        f"{count_text(record['tool_calls'], 'tool call')}, "
+        f"{count_text(record['compactions'], 'compaction')}{f' ({by_path})' if by_path else ''}, "
+        f"{count_text(record['sessions_created'], 'session')} created "
+        f"({MODE_TEXT[record['compaction_mode']]}), "
+        f"{count_text(record['turn_errors'], 'turn error')}, {elapsed:.2f} s",
     )
     return record
 
@@ -475,7 +243,7 @@ def replay_command(
     console = Console(highlight=False, soft_wrap=True)
     timeline = Timeline(console, as_json=as_json)
     with handle_errors(), ExitStack() as cleanup:
-        cleanup.enter_context(_routed_logs(timeline, verbose))
+        cleanup.enter_context(routed_logs(timeline, verbose))
         settings = load_settings()
         if compaction_mode is not None:
             settings = with_compaction_mode(settings, compaction_mode.value == "in-place")
@@ -498,8 +266,8 @@ def replay_command(
                 "context_length": context_length,
                 "compaction_mode": "in_place" if settings.compression.in_place else "rotation",
             },
-            f"replay {transcript.name}: {_count(len(messages), 'message')} as "
-            f"{_count(len(script.turns), 'turn')} "
+            f"replay {transcript.name}: {count_text(len(messages), 'message')} as "
+            f"{count_text(len(script.turns), 'turn')} "
             f"({style}) into a {context_length:,}-token window, compaction "
             f"{'in place' if settings.compression.in_place else 'by rotation'}",
         )
