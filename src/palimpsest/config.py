@@ -225,8 +225,8 @@ class CompressionSettings(_Section):
     that saves more than it costs at the route's prices (docs/pruning.md)."""
     cache_horizon_calls: int = Field(default=8, ge=0)
     """The least number of calls a pruned token is assumed to be saved on, when weighing a
-    rewrite; half the warm calls since the last rewrite count when that is more
-    (:meth:`palimpsest.compaction.cache_policy.CacheState.horizon`)."""
+    rewrite; a session that has run longer with a warm cache since the last rewrite counts
+    half those calls (docs/pruning.md)."""
     server_tool_clearing: bool = False
     """On the Anthropic Messages API, let the server clear old tool results
     (context editing, ``clear_tool_uses_20250919``) instead of pruning them here."""
