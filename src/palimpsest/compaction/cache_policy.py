@@ -25,8 +25,8 @@ a session that has run a hundred calls) gets a long horizon, so a big prune goes
 at once, where a fixed 8 calls would hold it back. The figure restarts at 0 after a
 rewrite, a compaction, or a cold cache. Measured against the prune-every-time seed in
 docs/benchmarks.md ("Prompt-cache cost"): the rule costs what a fixed horizon of 8 to 16
-does there (0.91x the seed), within 6% of a policy that prunes the seed's results with no
-rewrite overhead at all (0.85x).
+does there (0.911x the seed), 8% above a policy that prunes the seed's results with no
+rewrite cost at all (0.841x), the least any timing of those prunes could reach.
 
 This module holds the cache state the pruning passes consult (:class:`CacheState`), the
 route's cache lifetime (:data:`CACHE_TTL_SECONDS`, with sources) and rates
