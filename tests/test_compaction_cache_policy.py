@@ -135,3 +135,47 @@ def test_a_warm_rewrite_happens_exactly_when_saving_exceeds_cost(
     saving = reclaimed * 0.3 * horizon
     cost = extra * (3.75 - 0.3)
     assert decision.rewrite == (saving > cost)
+
+
+def _warm_calls(state: CacheState, calls: int, start: float = 0.0) -> float:
+    """``calls`` calls 10 s apart, each reading the cache; returns the last call's time."""
+    at = start
+    for i in range(calls):
+        at = start + 10.0 * i
+        state.observe(CanonicalUsage(cache_read_tokens=30_000), 40, at=at)
+    return at
+
+
+def test_the_horizon_grows_with_the_warm_calls_since_the_last_rewrite() -> None:
+    state = CacheState(ttl_seconds=300)
+    assert state.horizon(8) == 8  # no call yet: the configured floor
+    last = _warm_calls(state, 40)
+    assert state.calls_since_rewrite == 40
+    assert state.horizon(8) == 20  # half the warm stretch
+    assert state.horizon(30) == 30  # never below the configured count
+    state.rewritten()
+    assert state.horizon(8) == 8 and state.calls_since_rewrite == 0
+    last = _warm_calls(state, 30, start=last + 10.0)
+    assert state.horizon(8) == 15
+    # a gap past the lifetime: the next call writes the prefix afresh, the count restarts
+    state.observe(CanonicalUsage(cache_write_tokens=30_000), 40, at=last + 400.0)
+    assert state.calls_since_rewrite == 1 and state.horizon(8) == 8
+    _warm_calls(state, 20, start=last + 410.0)
+    state.invalidate()  # a compaction rewrote the prefix
+    assert state.calls_since_rewrite == 0 and state.horizon(8) == 8
+
+
+def test_a_provider_that_caches_nothing_never_builds_a_horizon() -> None:
+    state = CacheState(ttl_seconds=300)
+    for i in range(50):
+        state.observe(CanonicalUsage(input_tokens=30_000), 40, at=10.0 * i)
+    assert state.calls_since_rewrite == 1 and state.horizon(8) == 8
+
+
+@given(calls=st.integers(0, 400), configured=st.integers(0, 64))
+def test_the_horizon_is_the_larger_of_the_configured_count_and_half_the_warm_calls(
+    calls: int, configured: int
+) -> None:
+    state = CacheState(ttl_seconds=300)
+    _warm_calls(state, calls)
+    assert state.horizon(configured) == max(configured, calls // 2)

@@ -187,3 +187,55 @@ def test_settings_configure_the_proactive_pass() -> None:
     messages = session(12)
     pruned = engine.prune_before_call(messages, 80_000)
     assert pruned.changed and pruned.messages is not messages
+
+
+def test_a_warm_cache_defers_a_prune_until_the_warm_calls_pay_for_the_rewrite() -> None:
+    # Far more reasoning than reclaimable output after the first result: with 8 calls the
+    # rewrite does not pay; each warm call lengthens the horizon by half a call, and the
+    # prune goes ahead at the first call where the saving covers the write, in one rewrite.
+    messages = session(6, prose=80_000)
+    state = CacheState(ttl_seconds=300)
+    first = None
+    pruned_at = None
+    for call_no in range(1, 200):
+        now = 10.0 * call_no
+        state.observe(CanonicalUsage(cache_read_tokens=60_000), len(messages) - 1, at=now)
+        result = run(messages, cache=state, rates=SONNET, now=now + 5.0, horizon_calls=8)
+        assert result.decision is not None
+        if first is None:
+            first = result.decision
+        if result.changed:
+            pruned_at = call_no
+            break
+        assert result.messages is messages  # deferred: nothing rewritten yet
+    assert first is not None and not first.rewrite
+    assert first.saving_usd is not None and first.cost_usd is not None
+    per_call = first.saving_usd / 8
+    expected = next(k for k in range(1, 200) if per_call * max(8, k // 2) > first.cost_usd)
+    assert pruned_at == expected > 8
+    assert result.pruned_count == 6  # every old result in the same bulk rewrite
+    assert state.calls_since_rewrite == 0  # the batching count starts again
+
+
+def test_a_cold_cache_prunes_at_once_whatever_the_horizon() -> None:
+    messages = session(6, prose=80_000)
+    state = CacheState(ttl_seconds=300)
+    state.observe(CanonicalUsage(cache_read_tokens=60_000), len(messages) - 1, at=0.0)
+    result = run(messages, cache=state, rates=SONNET, now=301.0, horizon_calls=0)
+    assert result.changed and result.pruned_count == 6
+    assert result.decision is not None and "cold" in result.decision.reason
+
+
+def test_a_long_warm_stretch_lengthens_the_compactions_horizon_too() -> None:
+    messages = session(8)
+    clock = [100.0]
+    engine = _compressor()
+    engine.cache_horizon_calls = 0
+    engine.configure_cache(ttl_seconds=300, rates=SONNET, clock=lambda: clock[0])
+    for _ in range(4):  # four warm calls: a horizon of two
+        clock[0] += 10.0
+        engine.observe_call(CanonicalUsage(cache_read_tokens=70_000), len(messages))
+    result = engine.compress(messages)
+    assert result[3]["content"].startswith("[read_file]")
+    decision = engine.last_cache_decision
+    assert decision is not None and decision.rewrite and decision.saving_usd

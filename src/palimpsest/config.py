@@ -224,7 +224,9 @@ class CompressionSettings(_Section):
     """While the provider's prompt cache is warm, prune inside the cached prefix only when
     that saves more than it costs at the route's prices (docs/pruning.md)."""
     cache_horizon_calls: int = Field(default=8, ge=0)
-    """Calls a pruned token is assumed to be saved on, when weighing a rewrite."""
+    """The least number of calls a pruned token is assumed to be saved on, when weighing a
+    rewrite; a session that has run longer with a warm cache since the last rewrite counts
+    half those calls (docs/pruning.md)."""
     server_tool_clearing: bool = False
     """On the Anthropic Messages API, let the server clear old tool results
     (context editing, ``clear_tool_uses_20250919``) instead of pruning them here."""

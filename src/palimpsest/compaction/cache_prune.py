@@ -11,9 +11,16 @@ Two passes rewrite messages the provider may still hold in its prompt cache:
 
 With ``compression.cache_aware`` on (the default), both ask :func:`.cache_policy.decide_rewrite`
 first: while the cache is warm, a rewrite inside the cached prefix happens only when it
-saves more than it costs at the route's prices; otherwise only what lies beyond the
-prefix is pruned (often nothing: the newest messages are protected). With it off, they
-prune whenever there is something to prune, as the seed did.
+saves more than it costs at the route's prices over the session's horizon
+(:meth:`.cache_policy.CacheState.horizon`: deferred prunes collect into one bulk rewrite);
+otherwise only what lies beyond the prefix is pruned (often nothing: the newest messages
+are protected). A cold cache prunes everything eligible: nothing cached is lost. With it
+off, they prune whenever there is something to prune, as the seed did.
+
+The rewrite starts at the oldest prunable result, as the seed's does. Starting it later
+(the start point with the largest net saving, leaving older results for later) was
+measured and rejected: it splits one bulk rewrite into several, each paying for the
+protected tail again (docs/benchmarks.md, "Prompt-cache cost").
 
 :class:`CacheAwarePruning` is the compressor's share of this: the state the host keeps
 current (:meth:`observe_call`) and the two entry points.
@@ -143,9 +150,11 @@ def proactive_prune(
                 reclaimed_tokens=reclaimed,
                 tokens_after_first_change=_span_tokens(messages, start, prefix),
                 rates=rates,
-                horizon_calls=horizon_calls,
+                horizon_calls=cache.horizon(horizon_calls),
             )
-            if not decision.rewrite:
+            if decision.rewrite:
+                cache.rewritten()
+            else:
                 pruned, reclaimed = run(prefix)
                 if pruned.pruned_count == 0 or reclaimed < min_reclaim_tokens:
                     return _unchanged(messages, decision.reason, decision)
@@ -254,7 +263,7 @@ class CacheAwarePruning:
             reclaimed_tokens=reclaimed_tokens(source[:head], pruned[:head]),
             tokens_after_first_change=_span_tokens(source, start, head),
             rates=self.cache_rates,
-            horizon_calls=self.cache_horizon_calls,
+            horizon_calls=state.horizon(self.cache_horizon_calls),
         )
         self.last_cache_decision = decision
         return 0 if decision.rewrite else head
