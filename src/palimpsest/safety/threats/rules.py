@@ -12,16 +12,27 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .mentions import is_mention, is_question_about
+
 __all__ = ["Rule", "command", "lines", "negated", "regex", "words"]
 
 
 @dataclass(frozen=True)
 class Rule:
-    """One detector. ``test`` gets the folded text and says whether the rule fires."""
+    """One detector. ``test`` gets the folded text and says whether the rule fires.
+
+    ``strict_test``, when set, is what strict mode runs instead: a rule that lets quoted
+    mentions of an attack pass in the default mode (:mod:`.mentions`) fires on them there.
+    """
 
     rule_id: str
     category: str
     test: Callable[[str], bool]
+    strict_test: Callable[[str], bool] | None = None
+
+    def test_in(self, strict: bool) -> Callable[[str], bool]:
+        """The test for a mode."""
+        return self.strict_test if strict and self.strict_test is not None else self.test
 
 
 def _compile(pattern: str) -> re.Pattern[str]:
@@ -33,22 +44,45 @@ def words(*alternatives: str) -> str:
     return "(?:" + "|".join(a.replace(" ", r"\s+") for a in alternatives) + ")"
 
 
-def regex(rule_id: str, category: str, pattern: str, *, needs: str | None = None) -> Rule:
+def regex(
+    rule_id: str,
+    category: str,
+    pattern: str,
+    *,
+    needs: str | None = None,
+    mentions: bool = False,
+    questions: bool = False,
+) -> Rule:
     """A rule that fires when ``pattern`` is found.
 
     ``needs`` is a cheaper pattern that every match of ``pattern`` contains (its leading
     verbs, say); text without it is skipped without running ``pattern``. It only saves time:
     it must never be narrower than ``pattern``.
+
+    ``mentions=True``: in the default mode a match that is a quoted mention of the wording
+    (:func:`.mentions.is_mention`) does not count; ``questions=True`` also lets a question
+    about a third party's behaviour pass (:func:`.mentions.is_question_about`). Strict mode
+    counts every match.
     """
     compiled = _compile(pattern)
-    if needs is None:
-        return Rule(rule_id, category, lambda text: compiled.search(text) is not None)
-    gate = _compile(needs)
-    return Rule(
-        rule_id,
-        category,
-        lambda text: gate.search(text) is not None and compiled.search(text) is not None,
-    )
+    gate = _compile(needs) if needs is not None else None
+
+    def found(text: str) -> bool:
+        return (gate is None or gate.search(text) is not None) and compiled.search(text) is not None
+
+    skips = [check for on, check in ((mentions, is_mention), (questions, is_question_about)) if on]
+    if not skips:
+        return Rule(rule_id, category, found)
+
+    def used(text: str) -> bool:
+        if gate is not None and gate.search(text) is None:
+            return False
+        return any(
+            not any(skip(text, m.start(), m.end()) for skip in skips)
+            for m in compiled.finditer(text)
+        )
+
+    return Rule(rule_id, category, used, strict_test=found)
 
 
 # A warning names the command after a negation in the same clause: "never run", "do not

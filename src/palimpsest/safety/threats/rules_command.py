@@ -61,7 +61,8 @@ _SOURCE = re.compile(
 # The secret being *used* to authenticate is not the secret being sent away.
 _AUTH_USE = re.compile(
     r"(?:authorization|x-api-key|api-key|private-token|x-auth-token)\s*:\s*(?:bearer|basic|token|key)?\s*"
-    r"\$\{?\w+\}?|-u\s+[\"']?(?:\$\{?\w+\}?|[\w.-]+)?:?\$\{?\w+\}?[\"']?|--(?:user|oauth2-bearer|password)[\s=]+\S+"
+    r"\$\{?\w+\}?|-u\s+[\"']?(?:\$\{?\w+\}?|[\w.-]+)?:?\$\{?\w+\}?[\"']?|-u\s+[\"']?[\w.-]+:[\w.-]+[\"']?(?=\s|$)"
+    r"|--(?:user|oauth2-bearer|password)[\s=]+\S+"
     r"|\b(?:bearer|token)\s+\$\{?\w+\}?",
     re.IGNORECASE,
 )
