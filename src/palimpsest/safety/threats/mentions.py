@@ -33,7 +33,7 @@ _DESCRIBES = re.compile(
     r"flag(?:s|ged)?|block(?:s|ed)?|refus(?:e|es|ed)|match(?:es|ed|ing)?|grep|search(?:es|ed)?|literal|"
     r"plant(?:s|ed)?|inject(?:s|ed|ion)?|attack(?:s|er)?|jailbreak(?:s)?|prompt-injection|classif(?:y|ies|ier)|"
     r"log(?:s|ged)?|obeyed|ignored|counts?\s+as|labell?ed|"
-    r"called|named|titled|mean(?:s|t)?|stands?\s+for|translat(?:e|es|ed|ion))\b",
+    r"called|named|titled|mean(?:s|t)?|stands?\s+for|explain(?:s|ed)?|translat(?:e|es|ed|ion))\b",
     re.IGNORECASE,
 )
 

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import re
 
-from .rules import Rule, command, lines, negated, regex, words
+from .prefilter import starts_for
+from .rules import Rule, command, gated, lines, negated, regex, words
 
 __all__ = ["COMMAND_RULES"]
 
@@ -32,7 +33,7 @@ _SINK = re.compile(
     r"\b(?:curl|wget|nc|ncat|netcat|socat|scp|rsync|sftp|ftp|telnet|httpie|http\s+(?:post|put)|"
     r"invoke-webrequest|invoke-restmethod|iwr|irm|fetch\s*\(|axios\.|xmlhttprequest|sendbeacon|"
     r"requests\.(?:post|put|get|patch)|httpx\.(?:post|put|get)|urllib\S*urlopen|urlopen\s*\(|"
-    r"socket\S*\.(?:connect|send|sendall)|smtplib|sendmail|mail\s+-s|webhook|pastebin|"
+    r"socket\S*\.(?:connect|send|sendall)|smtplib|sendmail|mail\s+-s|pastebin|"
     r"ngrok|transfer\.sh|requestbin|interact\.sh|burpcollaborator|webhook\.site)\b"
     r"|https?://|\bftp://"
     r"|\b(?:send|sends|sending|post|posting|upload|uploading|transmit|forward|exfiltrate|exfiltrating|"
@@ -74,7 +75,16 @@ _STATEMENT = re.compile(
 )
 
 
+_SINK_AT = starts_for(_SINK)
+
+
+def _has_sink(line: str) -> bool:
+    return _SINK.search(line) is not None if _SINK_AT is None else _SINK_AT.search(line)
+
+
 def _exfiltration(text: str) -> bool:
+    if not _has_sink(text):  # a sink on a line is a sink in the text: one look for all lines
+        return False
     for line in lines(text):
         if not _SINK.search(line):
             continue
@@ -281,12 +291,13 @@ _DESTRUCTIVE = (
 )
 
 COMMAND_RULES: tuple[Rule, ...] = (
-    Rule("read_secrets", "exfiltration", _read_secrets),
-    Rule("exfil_network", "exfiltration", _exfiltration),
+    # Each test below needs a match of the patterns named after it: their literals gate it.
+    gated("read_secrets", "exfiltration", _read_secrets, _DISCLOSE_SECRETS, _READ_SECRETS),
+    gated("exfil_network", "exfiltration", _exfiltration, _SINK),
     regex("markdown_exfil", "exfiltration", _MD_EXFIL.pattern),
-    Rule("code_exfil", "exfiltration", _code_exfiltration),
-    Rule("ssh_backdoor", "persistence", _authorized_keys),
-    Rule("persistence_write", "persistence", _persistence),
+    gated("code_exfil", "exfiltration", _code_exfiltration, _CODE_SINK),
+    gated("ssh_backdoor", "persistence", _authorized_keys, _AUTHORIZED_KEYS),
+    gated("persistence_write", "persistence", _persistence, _PERSIST),
     command("remote_exec", "remote_code_execution", _RCE),
     command("destructive_command", "destructive", _DESTRUCTIVE),
     regex(

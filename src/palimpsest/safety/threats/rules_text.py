@@ -330,7 +330,7 @@ TEXT_RULES: tuple[Rule, ...] = (
         "prompt_leak",
         "instruction_override",
         r"\b(?:print|output|reveal|show|repeat|recite|display|leak|dump|tell\s+me|give\s+me|list|(?:respond|reply|answer)\s+with|"
-        r"write\s+out|spell\s+out|translate|summari[sz]e|what\s+(?:are|were|is))\s+"
+        r"write\s+out|spell\s+out|translate|summari[sz]e|what\s+(?:are|were|is)(?=\s+(?:\w+\s+){0,3}?your\b))\s+"
         r"(?:me\s+)?(?:all\s+|every\s+|each\s+|the\s+|your\s+|of\s+){0,4}(?:entire\s+|full\s+|complete\s+|exact\s+|"
         r"original\s+|initial\s+|hidden\s+|secret\s+|system\s+){0,3}"
         r"(?:system\s+prompt|initial\s+prompt|pre-?prompt|prompt\s+above|instructions?\s+(?:above|you\s+(?:were|have\s+been)\s+given|"
