@@ -84,7 +84,7 @@ def _rank(words: Words) -> tuple[int, int]:
 
 
 def _best(sets: list[Words]) -> Requirement:
-    unique = sorted(set(sets), key=_rank, reverse=True)
+    unique = sorted(set(sets), key=lambda words: (_rank(words), sorted(words)), reverse=True)
     return tuple(unique[:_KEEP])
 
 

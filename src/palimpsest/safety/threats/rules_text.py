@@ -305,7 +305,7 @@ TEXT_RULES: tuple[Rule, ...] = (
         "sys_prompt_override",
         "instruction_override",
         r"\b(?:system\s+prompt\s+override|override\s+(?:the\s+|your\s+)?system\s+prompt|"
-        r"(?:admin|developer|debug|god|sudo|maintenance)\s+(?:mode|override)\s*(?::|\b(?:enabled|activated|on|engaged)\b))",
+        r"(?:admin|developer|debug|god|sudo|maintenance)\s+(?:mode|override)\s*(?::|\b(?:enabled|activated|on(?=\s*(?:$|[.,;:!)\]]))|engaged)\b))",
         mentions=True,
     ),
     regex(
@@ -414,7 +414,7 @@ TEXT_RULES: tuple[Rule, ...] = (
         r"|\b(?:jailbreak|jailbroken|unrestricted|evil|chaos|opposite)\s+mode\b"
         # "Developer mode" is also a phone and browser setting: it counts when the sentence
         # addresses a model or the mode is switched on in it.
-        r"|\b(?:developer|god)\s+mode\s+(?:is\s+)?(?:now\s+)?(?:enabled|activated|on|engaged|output)\b"
+        r"|\b(?:developer|god)\s+mode\s+(?:is\s+)?(?:now\s+)?(?:enabled|activated|on(?=\s*(?:$|[.,;:!)\]]))|engaged|output)\b"
         r"|\b(?:developer|god)\s+mode\b(?=[^.\n]{0,80}\b(?:you|your|chatgpt|gpt|assistant|ai|model|llm)\b)"
         r"|\b(?:you|your|chatgpt|gpt|assistant|ai|model|llm)\b[^.\n]{0,80}\b(?:developer|god)\s+mode\b"
         r"|\b(?:you\s+are|you're|act\s+as|become|be)\s+(?:now\s+)?(?:a\s+)?jailbr(?:eak|oken)\b",
