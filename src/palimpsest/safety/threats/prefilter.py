@@ -45,6 +45,7 @@ except ImportError:  # pragma: no cover - a Python without them
     _P = None
     _C = None
 
+_REPEATS = () if _C is None else (_C.MAX_REPEAT, _C.MIN_REPEAT, _C.POSSESSIVE_REPEAT)
 _MIN_LITERAL = 1
 """Literal runs at least this long count (a single ``{`` still narrows a conjunction;
 :func:`_rank` prefers longer ones)."""
@@ -111,7 +112,7 @@ def _class_chars(items: list[tuple[Any, Any]]) -> list[str] | None:
 
 def _is_spaces(op: object, av: Any) -> bool:
     """Whether the node is \\s repeated at least once (\\s+, \\s{1,3})."""
-    if op not in (_C.MAX_REPEAT, _C.MIN_REPEAT, _C.POSSESSIVE_REPEAT):
+    if op not in _REPEATS:
         return False
     low, _high, sub = av
     return low >= 1 and list(sub) == [(_C.IN, [(_C.CATEGORY, _C.CATEGORY_SPACE)])]
@@ -158,7 +159,7 @@ def _node(op: object, av: Any) -> Requirement:
     if op is _C.BRANCH:
         either = _either([_sequence(list(branch)) for branch in av[1]])
         return () if either is None else (either,)
-    if op in (_C.MAX_REPEAT, _C.MIN_REPEAT, _C.POSSESSIVE_REPEAT):
+    if op in _REPEATS:
         low, _high, sub = av
         return _sequence(list(sub)) if low >= 1 else ()
     if op is _C.ASSERT:
@@ -228,8 +229,10 @@ def gate_for(*patterns: str | re.Pattern[str]) -> Gate:
     return Gate(branches)
 
 
-_MIN_START = 2
-"""Start literals shorter than this occur too often to be worth looking up one by one."""
+_MIN_START = 1
+"""Start literals shorter than this would say nothing."""
+_MAX_PLACES = 256
+"""More candidate places than this in one text: a plain search is cheaper."""
 
 
 def _starts(items: list[tuple[Any, Any]]) -> list[str] | None:
@@ -237,8 +240,17 @@ def _starts(items: list[tuple[Any, Any]]) -> list[str] | None:
     index = 0
     while index < len(items) and items[index] == (_C.AT, _C.AT_BOUNDARY):
         index += 1  # \\b takes no characters; pattern.match still checks it
+    items = items[index:]
+    if items and items[0][0] in _REPEATS and items[0][1][0] == 0 and items[0][1][1] == 1:
+        # An optional start ("(?:ba|z)?sh"): a match begins with it or with what follows.
+        with_it = _starts(list(items[0][1][2]) + items[1:])
+        without = _starts(items[1:])
+        if with_it is None or without is None:
+            return None
+        both = sorted(set(with_it + without))
+        return both if len(both) <= 2 * _MAX_SET else None
     run: list[str] = [""]
-    for op, av in items[index:]:
+    for op, av in items:
         if op is _C.LITERAL and isinstance(av, int) and av < 128:
             run = [r + chr(av).lower() for r in run]
             continue
@@ -250,22 +262,20 @@ def _starts(items: list[tuple[Any, Any]]) -> list[str] | None:
         if _is_spaces(op, av):
             run = [r + " " for r in run]
             break
-        if run == [""]:
-            inner: list[list[tuple[Any, Any]]] | None = None
-            if op is _C.SUBPATTERN:
-                inner = [list(av[-1])]
-            elif op is _C.BRANCH:
-                inner = [list(branch) for branch in av[1]]
-            if inner is None:
-                return None
+        if op is _C.SUBPATTERN or op is _C.BRANCH:
+            # A group: what its branches begin with follows the run ("n" + "c|cat|etcat",
+            # as the parser factors "nc|ncat|netcat"); nothing after it is looked at.
+            branches = [list(av[-1])] if op is _C.SUBPATTERN else [list(b) for b in av[1]]
             out: list[str] = []
-            for branch in inner:
+            for branch in branches:
                 found = _starts(branch)
                 if found is None:
-                    return None
+                    break
                 out.extend(found)
-            out = sorted(set(out))
-            return out if len(out) <= 2 * _MAX_SET else None
+            else:
+                joined = sorted({r + o for r in run for o in out})
+                if len(joined) <= 2 * _MAX_SET:
+                    return joined
         break
     if not run[0]:
         return None
@@ -292,6 +302,8 @@ class Starts:
             while at >= 0:
                 places.add(at)
                 at = low.find(literal, at + 1)
+            if len(places) > _MAX_PLACES:
+                return list(self.pattern.finditer(text))
         found = []
         for at in sorted(places):
             match = self.pattern.match(text, at)
