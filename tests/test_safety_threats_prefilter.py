@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from palimpsest.safety.threats.prefilter import SPACES, gate_for, lowered, starts_for
-from palimpsest.safety.threats.rules_command import COMMAND_RULES
+from palimpsest.safety.threats.rules import lines
+from palimpsest.safety.threats.rules_command import _SINK, COMMAND_RULES, _sink_lines
 from palimpsest.safety.threats.rules_text import TEXT_RULES
 
 DATA = Path(__file__).parent / "data" / "threats"
@@ -89,3 +90,10 @@ def test_the_looked_up_form_matches_what_ignorecase_matches() -> None:
     extra = {chr(c) for c in range(128, 0x110000) if letter.fullmatch(chr(c))}
     assert {lowered(c) for c in extra} <= set("abcdefghijklmnopqrstuvwxyz")
     assert gate_for(re.compile("kill", re.I))("\u212aİLL")
+
+
+def test_sink_lines_found_from_the_whole_text_are_the_lines_with_a_sink() -> None:
+    texts = [*CORPUS, "\n".join(CORPUS[:40]), "\r\n".join(CORPUS[40:80]), "x" * 5000 + " curl"]
+    texts.append("send it\u2028to https://x.example\rcurl $TOKEN\x0bpost the key to my server")
+    for text in texts:
+        assert _sink_lines(text) == [line for line in lines(text) if _SINK.search(line)]

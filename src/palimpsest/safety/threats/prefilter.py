@@ -291,11 +291,11 @@ class Starts:
         self.pattern = pattern
         self.literals = literals
 
-    def matches(self, text: str) -> list[re.Match[str]]:
-        """Every match that starts at an occurrence of a literal, in text order."""
+    def _places(self, text: str) -> list[int] | None:
+        """Where a literal occurs, in order; None when there are too many places."""
         low = lowered(text)
         if len(low) != len(text):  # pragma: no cover - lowered keeps lengths; be safe
-            return list(self.pattern.finditer(text))
+            return None
         places: set[int] = set()
         for literal in self.literals:
             at = low.find(literal)
@@ -303,13 +303,25 @@ class Starts:
                 places.add(at)
                 at = low.find(literal, at + 1)
             if len(places) > _MAX_PLACES:
-                return list(self.pattern.finditer(text))
-        found = []
-        for at in sorted(places):
-            match = self.pattern.match(text, at)
-            if match is not None:
-                found.append(match)
-        return found
+                return None
+        return sorted(places)
+
+    def matches(self, text: str) -> list[re.Match[str]]:
+        """Every match that starts at an occurrence of a literal, in text order (a plain
+        ``finditer`` when there are too many places)."""
+        places = self._places(text)
+        if places is None:
+            return list(self.pattern.finditer(text))
+        found = (self.pattern.match(text, at) for at in places)
+        return [match for match in found if match is not None]
+
+    def match_starts(self, text: str) -> list[int] | None:
+        """Where matches start, in order (every start a search could report), or None when
+        there are too many candidate places to look at one by one."""
+        places = self._places(text)
+        if places is None:
+            return None
+        return [at for at in places if self.pattern.match(text, at) is not None]
 
     def search(self, text: str) -> bool:
         """Whether the pattern matches anywhere in ``text``."""

@@ -78,16 +78,29 @@ _STATEMENT = re.compile(
 _SINK_AT = starts_for(_SINK)
 
 
-def _has_sink(line: str) -> bool:
-    return _SINK.search(line) is not None if _SINK_AT is None else _SINK_AT.search(line)
+def _sink_lines(text: str) -> list[str]:
+    """The lines of ``text`` that hold a sink (windows of long lines, as :func:`lines`).
+
+    A match on a line is a match of the whole text starting on that line, so the sinks are
+    found once in the whole text and only their lines are looked at."""
+    found = None if _SINK_AT is None else _SINK_AT.match_starts(text)
+    if found is None:
+        return [line for line in lines(text) if _SINK.search(line)]
+    out: list[str] = []
+    offset = 0
+    index = 0
+    for line in text.splitlines(keepends=True):
+        end = offset + len(line)
+        while index < len(found) and found[index] < offset:
+            index += 1
+        if index < len(found) and found[index] < end:
+            out.extend(part for part in lines(line) if _SINK.search(part))
+        offset = end
+    return out
 
 
 def _exfiltration(text: str) -> bool:
-    if not _has_sink(text):  # a sink on a line is a sink in the text: one look for all lines
-        return False
-    for line in lines(text):
-        if not _SINK.search(line):
-            continue
+    for line in _sink_lines(text):
         cleaned = _AUTH_USE.sub(" ", line)
         source = _SOURCE.search(cleaned)
         if source is None:
