@@ -57,10 +57,13 @@ def first_invisible(text: str) -> str | None:
     """The first invisible character in ``text``, or ``None``."""
     if text.isascii():
         return None
-    for char in text:
-        if not char.isascii() and is_invisible(char):
-            return char
-    return None
+    hidden = _invisible_in(text)
+    return min(hidden, key=text.index) if hidden else None
+
+
+def _invisible_in(text: str) -> set[str]:
+    """The distinct invisible characters of ``text`` (each character is classified once)."""
+    return {char for char in set(text) if not char.isascii() and is_invisible(char)}
 
 
 @lru_cache(maxsize=1)
@@ -97,7 +100,9 @@ def fold(text: str) -> str:
     if text.isascii():
         return text
     text = unicodedata.normalize("NFKC", text)
-    text = "".join(ch for ch in text if ch.isascii() or not is_invisible(ch))
+    hidden = _invisible_in(text)
+    if hidden:
+        text = text.translate(dict.fromkeys(map(ord, hidden)))
     return text.translate(_fold_table())
 
 

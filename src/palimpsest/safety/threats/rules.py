@@ -9,19 +9,34 @@ on one line (a network tool *and* a secret); those are plain functions.
 from __future__ import annotations
 
 import re
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
-__all__ = ["Rule", "command", "lines", "negated", "regex", "words"]
+from .mentions import is_mention, is_question_about
+from .prefilter import gate_for, starts_for
+
+__all__ = ["Rule", "command", "gated", "lines", "negated", "regex", "words"]
 
 
 @dataclass(frozen=True)
 class Rule:
-    """One detector. ``test`` gets the folded text and says whether the rule fires."""
+    """One detector. ``test`` gets the folded text and says whether the rule fires.
+
+    ``strict_test``, when set, is what strict mode runs instead: a rule that lets quoted
+    mentions of an attack pass in the default mode (:mod:`.mentions`) fires on them there.
+    ``patterns`` are the expressions the rule's pre-check is derived from (every hit
+    matches one of them; :mod:`.prefilter`), empty when it has none.
+    """
 
     rule_id: str
     category: str
     test: Callable[[str], bool]
+    strict_test: Callable[[str], bool] | None = None
+    patterns: tuple[re.Pattern[str], ...] = ()
+
+    def test_in(self, strict: bool) -> Callable[[str], bool]:
+        """The test for a mode."""
+        return self.strict_test if strict and self.strict_test is not None else self.test
 
 
 def _compile(pattern: str) -> re.Pattern[str]:
@@ -33,22 +48,53 @@ def words(*alternatives: str) -> str:
     return "(?:" + "|".join(a.replace(" ", r"\s+") for a in alternatives) + ")"
 
 
-def regex(rule_id: str, category: str, pattern: str, *, needs: str | None = None) -> Rule:
+def regex(
+    rule_id: str,
+    category: str,
+    pattern: str,
+    *,
+    needs: str | None = None,
+    mentions: bool = False,
+    questions: bool = False,
+) -> Rule:
     """A rule that fires when ``pattern`` is found.
 
-    ``needs`` is a cheaper pattern that every match of ``pattern`` contains (its leading
-    verbs, say); text without it is skipped without running ``pattern``. It only saves time:
+    Text without any of the literals the pattern requires (:mod:`.prefilter`) is skipped
+    without running it. ``needs`` is a cheaper pattern that every match of ``pattern``
+    contains (its leading verbs, say); text without it is skipped too. It only saves time:
     it must never be narrower than ``pattern``.
+
+    ``mentions=True``: in the default mode a match that is a quoted mention of the wording
+    (:func:`.mentions.is_mention`) does not count; ``questions=True`` also lets a question
+    about a third party's behaviour pass (:func:`.mentions.is_question_about`). Strict mode
+    counts every match.
     """
     compiled = _compile(pattern)
-    if needs is None:
-        return Rule(rule_id, category, lambda text: compiled.search(text) is not None)
-    gate = _compile(needs)
-    return Rule(
-        rule_id,
-        category,
-        lambda text: gate.search(text) is not None and compiled.search(text) is not None,
-    )
+    literals = gate_for(compiled)
+    starts = starts_for(compiled)
+    gate = _compile(needs) if needs is not None else None
+
+    def may_match(text: str) -> bool:
+        return literals(text) and (gate is None or gate.search(text) is not None)
+
+    def matches(text: str) -> Iterable[re.Match[str]]:
+        return compiled.finditer(text) if starts is None else starts.matches(text)
+
+    def found(text: str) -> bool:
+        if not may_match(text):
+            return False
+        return compiled.search(text) is not None if starts is None else starts.search(text)
+
+    skips = [check for on, check in ((mentions, is_mention), (questions, is_question_about)) if on]
+    if not skips:
+        return Rule(rule_id, category, found, patterns=(compiled,))
+
+    def used(text: str) -> bool:
+        if not may_match(text):
+            return False
+        return any(not any(skip(text, m.start(), m.end()) for skip in skips) for m in matches(text))
+
+    return Rule(rule_id, category, used, strict_test=found, patterns=(compiled,))
 
 
 # A warning names the command after a negation in the same clause: "never run", "do not
@@ -72,11 +118,25 @@ def negated(text: str, start: int) -> bool:
 def command(rule_id: str, category: str, pattern: str) -> Rule:
     """A regex rule that ignores matches a note warns against ("never run …")."""
     compiled = _compile(pattern)
+    literals = gate_for(compiled)
+    starts = starts_for(compiled)
 
     def test(text: str) -> bool:
-        return any(not negated(text, m.start()) for m in compiled.finditer(text))
+        if not literals(text):
+            return False
+        found = compiled.finditer(text) if starts is None else starts.matches(text)
+        return any(not negated(text, m.start()) for m in found)
 
-    return Rule(rule_id, category, test)
+    return Rule(rule_id, category, test, patterns=(compiled,))
+
+
+def gated(
+    rule_id: str, category: str, test: Callable[[str], bool], *patterns: re.Pattern[str]
+) -> Rule:
+    """A rule whose ``test`` fires only on text where one of ``patterns`` matches; the
+    literals those patterns require (:mod:`.prefilter`) are checked first."""
+    literals = gate_for(*patterns)
+    return Rule(rule_id, category, lambda text: literals(text) and test(text), patterns=patterns)
 
 
 _LONG_LINE = 2_000

@@ -21,7 +21,8 @@ from __future__ import annotations
 
 import re
 
-from .rules import Rule, command, lines, negated, regex, words
+from .prefilter import starts_for
+from .rules import Rule, command, gated, lines, negated, regex, words
 
 __all__ = ["COMMAND_RULES"]
 
@@ -32,7 +33,7 @@ _SINK = re.compile(
     r"\b(?:curl|wget|nc|ncat|netcat|socat|scp|rsync|sftp|ftp|telnet|httpie|http\s+(?:post|put)|"
     r"invoke-webrequest|invoke-restmethod|iwr|irm|fetch\s*\(|axios\.|xmlhttprequest|sendbeacon|"
     r"requests\.(?:post|put|get|patch)|httpx\.(?:post|put|get)|urllib\S*urlopen|urlopen\s*\(|"
-    r"socket\S*\.(?:connect|send|sendall)|smtplib|sendmail|mail\s+-s|webhook|pastebin|"
+    r"socket\S*\.(?:connect|send|sendall)|smtplib|sendmail|mail\s+-s|pastebin|"
     r"ngrok|transfer\.sh|requestbin|interact\.sh|burpcollaborator|webhook\.site)\b"
     r"|https?://|\bftp://"
     r"|\b(?:send|sends|sending|post|posting|upload|uploading|transmit|forward|exfiltrate|exfiltrating|"
@@ -61,7 +62,8 @@ _SOURCE = re.compile(
 # The secret being *used* to authenticate is not the secret being sent away.
 _AUTH_USE = re.compile(
     r"(?:authorization|x-api-key|api-key|private-token|x-auth-token)\s*:\s*(?:bearer|basic|token|key)?\s*"
-    r"\$\{?\w+\}?|-u\s+[\"']?(?:\$\{?\w+\}?|[\w.-]+)?:?\$\{?\w+\}?[\"']?|--(?:user|oauth2-bearer|password)[\s=]+\S+"
+    r"\$\{?\w+\}?|-u\s+[\"']?(?:\$\{?\w+\}?|[\w.-]+)?:?\$\{?\w+\}?[\"']?|-u\s+[\"']?[\w.-]+:[\w.-]+[\"']?(?=\s|$)"
+    r"|--(?:user|oauth2-bearer|password)[\s=]+\S+"
     r"|\b(?:bearer|token)\s+\$\{?\w+\}?",
     re.IGNORECASE,
 )
@@ -73,10 +75,32 @@ _STATEMENT = re.compile(
 )
 
 
+_SINK_AT = starts_for(_SINK)
+
+
+def _sink_lines(text: str) -> list[str]:
+    """The lines of ``text`` that hold a sink (windows of long lines, as :func:`lines`).
+
+    A match on a line is a match of the whole text starting on that line, so the sinks are
+    found once in the whole text and only their lines are looked at."""
+    found = None if _SINK_AT is None else _SINK_AT.match_starts(text)
+    if found is None:
+        return [line for line in lines(text) if _SINK.search(line)]
+    out: list[str] = []
+    offset = 0
+    index = 0
+    for line in text.splitlines(keepends=True):
+        end = offset + len(line)
+        while index < len(found) and found[index] < offset:
+            index += 1
+        if index < len(found) and found[index] < end:
+            out.extend(part for part in lines(line) if _SINK.search(part))
+        offset = end
+    return out
+
+
 def _exfiltration(text: str) -> bool:
-    for line in lines(text):
-        if not _SINK.search(line):
-            continue
+    for line in _sink_lines(text):
         cleaned = _AUTH_USE.sub(" ", line)
         source = _SOURCE.search(cleaned)
         if source is None:
@@ -280,12 +304,13 @@ _DESTRUCTIVE = (
 )
 
 COMMAND_RULES: tuple[Rule, ...] = (
-    Rule("read_secrets", "exfiltration", _read_secrets),
-    Rule("exfil_network", "exfiltration", _exfiltration),
+    # Each test below needs a match of the patterns named after it: their literals gate it.
+    gated("read_secrets", "exfiltration", _read_secrets, _DISCLOSE_SECRETS, _READ_SECRETS),
+    gated("exfil_network", "exfiltration", _exfiltration, _SINK),
     regex("markdown_exfil", "exfiltration", _MD_EXFIL.pattern),
-    Rule("code_exfil", "exfiltration", _code_exfiltration),
-    Rule("ssh_backdoor", "persistence", _authorized_keys),
-    Rule("persistence_write", "persistence", _persistence),
+    gated("code_exfil", "exfiltration", _code_exfiltration, _CODE_SINK),
+    gated("ssh_backdoor", "persistence", _authorized_keys, _AUTHORIZED_KEYS),
+    gated("persistence_write", "persistence", _persistence, _PERSIST),
     command("remote_exec", "remote_code_execution", _RCE),
     command("destructive_command", "destructive", _DESTRUCTIVE),
     regex(

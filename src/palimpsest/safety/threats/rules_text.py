@@ -250,6 +250,8 @@ TEXT_RULES: tuple[Rule, ...] = (
         rf"|\b{_STRONG_VERB}\s+(?:all|any|every)\s+(?:of\s+)?(?:the\s+)?{_RULE_NOUN}\b"
         rf"|\b{_SOFT_VERB}\s+{_Q}{{0,3}}{_OWN}[\s,]+{_Q}{{0,3}}{_CORE_NOUN}\b",
         needs=rf"\b(?:{_STRONG_VERB}|{_SOFT_VERB})\s",
+        mentions=True,
+        questions=True,
     ),
     regex(
         "forget_everything",
@@ -257,19 +259,24 @@ TEXT_RULES: tuple[Rule, ...] = (
         r"\b(?:ignore|disregard|forget|erase|drop|wipe)\s+(?:about\s+)?(?:everything|anything|all(?:\s+that)?)"
         r"\s+(?:above|before|prior|previously|earlier|said|else|you(?:'ve|\s+have|\s+were)\s+"
         r"(?:been\s+)?(?:told|given|instructed|learned)|that\s+came\s+before|up\s+to\s+(?:now|this))",
+        mentions=True,
+        questions=True,
     ),
     regex(
         "forget_told",
         "instruction_override",
         r"\b(?:ignore|disregard|forget|erase)\s+(?:\w+\s+){0,4}?(?:things?|everything|anything|what(?:ever)?)\s+"
         r"(?:you\s+(?:were|have\s+been|'ve\s+been)\s+(?:told|given|instructed|taught)|"
-        r"(?:i|we|they)\s+(?:said|told\s+you)\s+(?:before|earlier))",
+        r"(?:they\s+said|(?:i|we|they)\s+told\s+you)\s+(?:before|earlier))",
+        mentions=True,
+        questions=True,
     ),
     regex(
         "instructions_void",
         "instruction_override",
         rf"\b{_PREVIOUS}\s+(?:\w+\s+)?(?:{_CORE_NOUN}|{_RULE_NOUN})\s+(?:are|is|were|have\s+been|has\s+been)\s+"
         rf"(?:now\s+|hereby\s+|all\s+)?{_VOID}\b",
+        mentions=True,
     ),
     regex(
         "new_instructions",
@@ -280,6 +287,7 @@ TEXT_RULES: tuple[Rule, ...] = (
         r"override|supersede|replace)\b)"
         r"|\b(?:here\s+are|these\s+are|follow)\s+(?:your|my|the)\s+new\s+(?:instructions|rules|directives|orders)\b"
         r"|\b(?:instead|rather),?\s+(?:follow|obey)\s+(?:these|my|the\s+following)\b",
+        mentions=True,
     ),
     regex(
         "from_now_on",
@@ -291,12 +299,14 @@ TEXT_RULES: tuple[Rule, ...] = (
         r"follow\s+(?:my|only|these)|answer|respond|act)|obey|ignore|disregard|act\s+as|pretend|"
         r"only\s+(?:obey|follow|respond|answer|listen)|your\s+(?:new\s+)?(?:name|role|instructions|"
         r"rules|task|purpose|goal)|you\s+have\s+no|there\s+are\s+no\s+(?:rules|restrictions))",
+        mentions=True,
     ),
     regex(
         "sys_prompt_override",
         "instruction_override",
         r"\b(?:system\s+prompt\s+override|override\s+(?:the\s+|your\s+)?system\s+prompt|"
-        r"(?:admin|developer|debug|god|sudo|maintenance)\s+(?:mode|override)\s*(?::|\b(?:enabled|activated|on|engaged)\b))",
+        r"(?:admin|developer|debug|god|sudo|maintenance)\s+(?:mode|override)\s*(?::|\b(?:enabled|activated|on(?=\s*(?:$|[.,;:!)\]]))|engaged)\b))",
+        mentions=True,
     ),
     regex(
         "disregard_rules",
@@ -305,6 +315,7 @@ TEXT_RULES: tuple[Rule, ...] = (
         r"do\s+not\s+(?:need\s+to\s+|have\s+to\s+)?|are\s+not\s+(?:required\s+to\s+|bound\s+by\s+))"
         r"(?:follow|obey|adhere\s+to|comply\s+with|abide\s+by|respect|bound\s+by)?\s*(?:your|any|the|those|these)\s+"
         r"(?:previous\s+|prior\s+|original\s+|system\s+)?(?:instructions|rules|guidelines|policies|restrictions))",
+        mentions=True,
     ),
     regex(
         "pretend_no_rules",
@@ -313,16 +324,18 @@ TEXT_RULES: tuple[Rule, ...] = (
         r"(?:that\s+)?(?:the\s+|your\s+|all\s+|any\s+|these\s+|those\s+)?(?:\w+\s+){0,2}?"
         r"(?:polic(?:y|ies)|rules|guidelines|restrictions|filters|guardrails|instructions|safeguards|limits)\s+"
         r"(?:do\s+not|don'?t|does\s+not|doesn'?t|no\s+longer|never)\s+(?:apply|exist|matter|count|bind)",
+        mentions=True,
     ),
     regex(
         "prompt_leak",
         "instruction_override",
         r"\b(?:print|output|reveal|show|repeat|recite|display|leak|dump|tell\s+me|give\s+me|list|(?:respond|reply|answer)\s+with|"
-        r"write\s+out|spell\s+out|translate|summari[sz]e|what\s+(?:are|were|is))\s+"
+        r"write\s+out|spell\s+out|translate|summari[sz]e|what\s+(?:are|were|is)(?=\s+(?:\w+\s+){0,3}?your\b))\s+"
         r"(?:me\s+)?(?:all\s+|every\s+|each\s+|the\s+|your\s+|of\s+){0,4}(?:entire\s+|full\s+|complete\s+|exact\s+|"
         r"original\s+|initial\s+|hidden\s+|secret\s+|system\s+){0,3}"
         r"(?:system\s+prompt|initial\s+prompt|pre-?prompt|prompt\s+above|instructions?\s+(?:above|you\s+(?:were|have\s+been)\s+given|"
         r"you\s+(?:received|got|have))|(?:hidden|secret|original|initial|system)\s+instructions)",
+        mentions=True,
     ),
     # --- role or chat-markup injection -----------------------------------------------
     regex(
@@ -330,19 +343,22 @@ TEXT_RULES: tuple[Rule, ...] = (
         "role_injection",
         r"<\|\s*(?:im_start|im_end|im_sep|system|user|assistant|developer|endoftext|"
         r"begin_of_text|end_of_text|start_header_id|end_header_id|eot_id|eom_id|"
-        r"start|end|message|channel|constrain|return|call)\s*\|>",
+        r"start|end|message|channel|constrain|return|call)\s*\|>(?![;,)])",
+        mentions=True,
     ),
     regex(
         "inst_markup",
         "role_injection",
         r"\[/?\s*INST\s*\]|<</?\s*SYS\s*>>|\[/?\s*(?:SYSTEM|SYS|ADMIN|DEVELOPER)\s*(?:MESSAGE|PROMPT|NOTE|OVERRIDE)?\s*\]"
         r"|<\s*/?\s*(?:start_of_turn|end_of_turn)\s*>",
+        mentions=True,
     ),
     regex(
         "role_tag",
         "role_injection",
         r"<\s*/?\s*(?:system|system[_-]?prompt|sys|assistant|developer|admin|instructions?|"
         r"im_start|human|user_instructions?|important|override)\s*(?:\s+[a-z_-]+\s*=\s*[\"'][^\"'>]{0,80}[\"'])*\s*>",
+        mentions=True,
     ),
     regex(
         "role_header",
@@ -352,6 +368,7 @@ TEXT_RULES: tuple[Rule, ...] = (
         r"|^\s*(?:system|developer|admin)\s*(?:message|prompt|note|override|update)?\s*:\s*(?:you\b|ignore|"
         r"disregard|forget|from\s+now|new\b|always\b|never\b|do\s+not\b|override|the\s+(?:assistant|ai|model)\b)"
         r"|\"role\"\s*:\s*\"(?:system|developer)\"",
+        mentions=True,
     ),
     regex(
         "fake_boundary",
@@ -360,6 +377,7 @@ TEXT_RULES: tuple[Rule, ...] = (
         r"context|document|prompt|conversation)\b\s*[-=#*%\]\)>.:]*\s*\S"
         r"|(?:={3,}|-{3,}|#{3,}|%{3,}|\*{3,})\s*(?:end|begin|start)\b"
         r"|\b(?:begin|start)\s+(?:of\s+)?(?:new|admin|system|developer)\s+(?:instructions|prompt|session|mode)\b",
+        mentions=True,
     ),
     # --- identity hijack -------------------------------------------------------------
     regex(
@@ -367,11 +385,13 @@ TEXT_RULES: tuple[Rule, ...] = (
         "identity_hijack",
         r"\byou(?:'re|\s+are)\s+now\s+(?!(?:in|on|at|inside|logged|connected|ready|done|able|using|set|up|"
         r"running|working|on|all|good|free\s+to\s+(?:go|leave)|finished|authenticated|signed)\b)\S",
+        mentions=True,
     ),
     regex(
         "persona_swap",
         "identity_hijack",
-        r"\b(?:act|behave|respond|answer|reply|operate|function)\s+(?:only\s+|always\s+|now\s+|solely\s+)?"
+        r"\b(?:act|behave|respond|answer|reply|operate|function|role-?\s?play|roleplay)\s+"
+        r"(?:only\s+|always\s+|now\s+|solely\s+)?"
         r"(?:as|like)\s+(?:an?\s+|the\s+|my\s+)?"
         r"(?:\w+\s+){0,2}?(?:unrestricted|unfiltered|uncensored|jailbroken|unaligned|unbound|evil|rogue|"
         r"malicious|amoral|immoral|unethical|lawless|limitless|dan\b|different\s+(?:ai|assistant|model)|"
@@ -379,20 +399,26 @@ TEXT_RULES: tuple[Rule, ...] = (
         r"developer\s+mode|god\s+mode|root\s+(?:user|shell)|system\s+administrator\s+with)"
         r"|\b(?:pretend|imagine|suppose)\s+(?:that\s+)?(?:you\s+are|you're|to\s+be)\s+(?:an?\s+)?(?:\w+\s+){0,3}?"
         r"(?:ai|assistant|model|chatbot|bot|gpt|dan|hacker|character|persona|version)\b"
-        r"|\b(?:roleplay|role-play|role\s+play)\s+as\b"
         r"|\b(?:assume|adopt|take\s+on)\s+(?:the\s+)?(?:role|persona|identity|character)\s+of\b"
         r"|\byour\s+(?:new\s+)?(?:name|identity|persona)\s+is\s+(?:now\s+)?\S"
         r"|\bname\s+yourself\s+\S"
         r"|\byou\s+(?:are|will\s+be)\s+(?:no\s+longer\s+(?:an?\s+)?(?:ai|assistant|bound|restricted|claude|chatgpt|"
         r"a\s+language\s+model)|(?:called|named)\s+\S|dan\b|an?\s+(?:unrestricted|unfiltered|uncensored|"
         r"jailbroken|rogue)\b)",
+        mentions=True,
     ),
     regex(
         "jailbreak_mode",
         "identity_hijack",
         r"\b(?:dan|stan|dude|aim)\s*(?:mode|\(do\s+anything\s+now\))|\bdo\s+anything\s+now\b"
-        r"|\b(?:developer|jailbreak|jailbroken|unrestricted|god|evil|chaos|opposite)\s+mode\b"
+        r"|\b(?:jailbreak|jailbroken|unrestricted|evil|chaos|opposite)\s+mode\b"
+        # "Developer mode" is also a phone and browser setting: it counts when the sentence
+        # addresses a model or the mode is switched on in it.
+        r"|\b(?:developer|god)\s+mode\s+(?:is\s+)?(?:now\s+)?(?:enabled|activated|on(?=\s*(?:$|[.,;:!)\]]))|engaged|output)\b"
+        r"|\b(?:developer|god)\s+mode\b(?=[^.\n]{0,80}\b(?:you|your|chatgpt|gpt|assistant|ai|model|llm)\b)"
+        r"|\b(?:you|your|chatgpt|gpt|assistant|ai|model|llm)\b[^.\n]{0,80}\b(?:developer|god)\s+mode\b"
         r"|\b(?:you\s+are|you're|act\s+as|become|be)\s+(?:now\s+)?(?:a\s+)?jailbr(?:eak|oken)\b",
+        mentions=True,
     ),
     regex(
         "bypass_restrictions",
@@ -405,6 +431,7 @@ TEXT_RULES: tuple[Rule, ...] = (
         r"|\b(?:free|freed|liberated|released)\s+(?:yourself\s+)?from\s+(?:all\s+|any\s+|your\s+)*"
         r"(?:restrictions|limitations|rules|constraints|guidelines|shackles|filters|programming)\b"
         r"|\byou\s+have\s+been\s+(?:updated|upgraded|patched|freed|unlocked|jailbroken|reprogrammed)\b",
+        mentions=True,
     ),
     # --- deception -------------------------------------------------------------------
     regex(
@@ -414,6 +441,7 @@ TEXT_RULES: tuple[Rule, ...] = (
         r"mention(?:ing)?|reveal(?:ing)?|alert(?:ing)?|let(?:ting)?|warn(?:ing)?|show(?:ing)?|disclos(?:e|ing)|"
         r"report(?:ing)?|explain(?:ing)?|admit(?:ting)?|confirm(?:ing)?)\s+(?:this\s+|it\s+|anything\s+)?(?:to\s+)?"
         r"(?:the\s+|your\s+)?(?:user|human|operator|owner|developer|anyone|anybody|them)\b(?!'s|\s+(?:name|know\s+twice))",
+        mentions=True,
     ),
     regex(
         "deception_conceal",
@@ -431,5 +459,6 @@ TEXT_RULES: tuple[Rule, ...] = (
         r"|\b(?:delete|remove|erase|clear)\s+(?:this|the)\s+(?:message|instruction|note|memory|entry|"
         r"evidence|logs?|history)\s+(?:after|once|when)\b"
         r"|\bcover\s+(?:your|the|its)\s+tracks\b",
+        mentions=True,
     ),
 )

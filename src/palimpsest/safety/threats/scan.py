@@ -197,20 +197,21 @@ def _rule_hits(
     default_views = views if mode == "standard" else _views(text, "standard")
     seen: set[str] = set()
     # Pass 1: the default catalogue on the default views; pass 2 (strict): everything else.
-    passes: list[tuple[tuple[Rule, ...], list[tuple[str | None, str]]]] = [
-        (_DEFAULT, default_views)
+    passes: list[tuple[tuple[Rule, ...], list[tuple[str | None, str]], bool]] = [
+        (_DEFAULT, default_views, False)
     ]
     if mode == "strict":
-        passes.append((_DEFAULT + _STRICT_EXTRA, views))
+        passes.append((_DEFAULT + _STRICT_EXTRA, views, True))
         if (only is None or _MIXED.category in only) and _MIXED.test(text):
             seen.add(_MIXED.category)
             yield _hit(_MIXED, None)
-    for rules, candidate_views in passes:
+    for rules, candidate_views, strict in passes:
         for rule in rules:
             if rule.category in seen or (only is not None and rule.category not in only):
                 continue
+            test = rule.test_in(strict)
             for how, view in candidate_views:
-                if rule.test(view):
+                if test(view):
                     seen.add(rule.category)
                     yield _hit(rule, how)
                     break
