@@ -51,9 +51,10 @@ CATCH_UP_MARGIN = 1_000
 """Ids below the newest one seen that a catch-up looks at again: a concurrent writer's
 transaction may commit a lower id after a higher one was seen."""
 
-FULL_PASS_SECONDS = 60.0
+FULL_PASS_SECONDS = 300.0
 """How often the background thread looks at every message (a text changed by an edit,
-ids the catch-up margin missed), not only the new ones."""
+ids the catch-up margin missed), not only the new ones: a scan of the message ids, once
+every five minutes while the thread runs."""
 
 IDLE_SECONDS = 1.0
 """How long the background thread sleeps when no append wakes it."""
