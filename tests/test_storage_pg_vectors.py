@@ -9,6 +9,7 @@ the ``[vectors]`` extra. Skipped without a server (see tests/conftest.py).
 from __future__ import annotations
 
 import importlib.util
+import itertools
 import json
 import random
 import re
@@ -22,7 +23,7 @@ from hypothesis import given
 from hypothesis import strategies as st
 
 from palimpsest.storage.pg_store import PostgresSessionStore
-from palimpsest.storage.pg_vectors import similarities
+from palimpsest.storage.pg_vectors import nearest_ids
 from palimpsest.storage.search import SessionSearch
 from palimpsest.storage.vectors import pack
 
@@ -185,20 +186,44 @@ def test_only_the_newest_window_is_scored(pg_url: str, monkeypatch: pytest.Monke
     store.close()
 
 
+@pytest.mark.parametrize("numpy", [True, False])
 @given(
-    st.lists(st.integers(-100, 100).map(float), min_size=3, max_size=3),
-    st.lists(st.lists(st.integers(-100, 100).map(float), min_size=3, max_size=3), max_size=4),
+    query=st.lists(st.integers(-9, 9).map(float), min_size=3, max_size=3),
+    others=st.lists(st.lists(st.integers(-9, 9).map(float), min_size=3, max_size=3), max_size=8),
+    limit=st.integers(0, 9),
 )
-def test_similarities_are_the_cosine_of_the_unpacked_vectors(
-    q: list[float], others: list[list[float]]
+def test_nearest_ids_are_the_closest_by_cosine_ties_newest_first(
+    numpy: bool, query: list[float], others: list[list[float]], limit: int
 ) -> None:
+    import sys
+
     packed = [pack(v) for v in others]
-    got = similarities(pack(q), [*packed, pack([1.0, 2.0])])
-    assert got[-1] == -1.0  # another width is never close
-    unit = array("f", pack(q)).tolist()
-    for value, blob in zip(got, packed, strict=False):
-        expected = sum(a * b for a, b in zip(unit, array("f", blob).tolist(), strict=True))
-        assert value == pytest.approx(expected, abs=1e-5)
+    ids = list(range(10, 10 + len(others)))
+    saved = sys.modules.get("numpy")
+    if not numpy:
+        sys.modules["numpy"] = None  # type: ignore[assignment]  # import fails: the loop
+    try:
+        got = nearest_ids(pack(query), [*ids, 99], [*packed, pack([1.0, 2.0])], limit)
+    finally:
+        if not numpy:
+            if saved is None:
+                del sys.modules["numpy"]
+            else:
+                sys.modules["numpy"] = saved
+    unit = array("f", pack(query)).tolist()
+    cosine = {
+        i: sum(a * b for a, b in zip(unit, array("f", blob).tolist(), strict=True))
+        for i, blob in zip(ids, packed, strict=True)
+    }
+    assert 99 not in [i for i, _ in got]  # another width is never close
+    assert len(got) == min(limit, len(ids))
+    for i, score in got:
+        assert score == pytest.approx(cosine[i], abs=1e-5)
+    scores = [score for _, score in got]
+    assert all(a >= b - 1e-6 for a, b in itertools.pairwise(scores))
+    if got:  # nothing left out is clearly closer than the last one kept
+        left = [cosine[i] for i in ids if i not in dict(got)]
+        assert all(c <= got[-1][1] + 1e-5 for c in left)
 
 
 needs_extra = pytest.mark.skipif(

@@ -24,6 +24,7 @@ the client:
 
 from __future__ import annotations
 
+import heapq
 import logging
 import threading
 import time
@@ -39,7 +40,7 @@ from .search_plan import SEARCH_COLUMNS
 from .vectors import EMBED_BATCH, pack, unpack
 from .vectors import _text as _text  # what is embedded: the same text as on SQLite
 
-__all__ = ["VECTOR_WINDOW", "PgVectorIndex", "search_hits", "similarities"]
+__all__ = ["VECTOR_WINDOW", "PgVectorIndex", "nearest_ids", "search_hits"]
 
 log = logging.getLogger(__name__)
 
@@ -74,26 +75,31 @@ _STORE = (
 )
 
 
-def similarities(query: bytes, vectors: Sequence[bytes]) -> list[float]:
-    """Cosine similarity of the packed unit vector ``query`` with each of ``vectors``
-    (packed the same way; one of another width scores -1)."""
-    if not vectors:
+def nearest_ids(
+    query: bytes, ids: Sequence[int], vectors: Sequence[bytes], limit: int
+) -> list[tuple[int, float]]:
+    """The ``limit`` of ``ids`` whose packed unit ``vectors`` are closest to the packed
+    ``query`` (cosine), as ``(id, similarity)``, closest first, ties newest (highest id)
+    first; a vector of another width is never among them."""
+    width = len(query)
+    kept = [(i, v) for i, v in zip(ids, vectors, strict=True) if len(v) == width]
+    if not kept or limit <= 0:
         return []
     try:
         import numpy as np
     except ImportError:  # a caller's own embedding function, without the extra
         target = unpack(query)
-        return [
-            sum(x * y for x, y in zip(unpack(v), target, strict=True))
-            if len(v) == len(query)
-            else -1.0
-            for v in vectors
-        ]
-    width = len(query)
-    same = [len(v) == width for v in vectors]
-    matrix = np.frombuffer(b"".join(v for v, ok in zip(vectors, same, strict=True) if ok), "<f4")
-    scores = iter(matrix.reshape(-1, width // 4) @ np.frombuffer(query, "<f4"))
-    return [float(next(scores)) if ok else -1.0 for ok in same]
+        scored = ((sum(x * y for x, y in zip(unpack(v), target, strict=True)), i) for i, v in kept)
+        return [(i, score) for score, i in heapq.nlargest(limit, scored)]
+    matrix = np.frombuffer(b"".join(v for _, v in kept), "<f4").reshape(len(kept), width // 4)
+    scores = matrix @ np.frombuffer(query, "<f4")
+    order = np.array([i for i, _ in kept], dtype=np.int64)
+    if len(kept) > limit:  # the best ``limit`` (ties at the cut included), then sorted
+        cut = np.partition(scores, len(kept) - limit)[len(kept) - limit]
+        near = np.flatnonzero(scores >= cut)
+        scores, order = scores[near], order[near]
+    best = np.lexsort((-order, -scores))[:limit]
+    return [(int(order[k]), float(scores[k])) for k in best]
 
 
 class PgVectorIndex:
@@ -248,19 +254,20 @@ class PgVectorIndex:
         sessions, written with ``?``), as search hits plus ``similarity``, closest first."""
         target = pack(self.model([query])[0])
         conditions = " AND ".join(["v.model = %s", *(f.replace("?", "%s") for f in filters)])
-        found = con.execute(
-            "SELECT v.message_id, v.vector FROM message_vectors AS v"
-            " JOIN messages AS m ON m.id = v.message_id JOIN sessions AS s ON s.id = m.session_id"
-            f" WHERE {conditions} ORDER BY v.message_id DESC LIMIT %s",
-            (self.model.name, *params, VECTOR_WINDOW),
-        ).fetchall()
-        scored = similarities(target, [bytes(v) for _, v in found])
-        best = sorted(
-            zip(scored, (int(mid) for mid, _ in found), strict=True), key=lambda p: (-p[0], -p[1])
-        )[:limit]
+        found = (
+            con.cursor(binary=True)
+            .execute(  # bytea as bytes, not hex text
+                "SELECT v.message_id, v.vector FROM message_vectors AS v"
+                " JOIN messages AS m ON m.id = v.message_id JOIN sessions AS s ON s.id = m.session_id"
+                f" WHERE {conditions} ORDER BY v.message_id DESC LIMIT %s",
+                (self.model.name, *params, VECTOR_WINDOW),
+            )
+            .fetchall()
+        )
+        best = nearest_ids(target, [int(i) for i, _ in found], [bytes(v) for _, v in found], limit)
         if not best:
             return []
-        similarity = {mid: score for score, mid in best}
+        similarity = dict(best)
         rows = con.execute(
             "SELECT m.id, m.session_id, m.role, '', m.timestamp, s.source, s.model, s.title,"
             " 0.0, m.tool_name, s.started_at FROM messages AS m"
