@@ -136,6 +136,8 @@ def evaluate_pg(
                 t0 = time.perf_counter()
                 report["messages_embedded"] = store.vectors.embed_pending()
                 report["embed_seconds"] = round(time.perf_counter() - t0, 2)
+                with store.database.connection() as con:
+                    con.execute("ANALYZE message_vectors")  # as autovacuum would, soon
                 store.vectors.weight = report["weight"] = weight
                 _, held = split(corpus.questions)
                 report["held_out"] = {
