@@ -160,6 +160,11 @@ def test_a_failing_embedding_function_does_not_stop_appends(pg_url: str) -> None
     store.close()
 
 
+def test_a_bad_embedder_fails_the_open(pg_url: str) -> None:
+    with pytest.raises(ValueError, match="unknown embedding model"):
+        PostgresSessionStore(pg_url, embedder="minilm")
+
+
 def test_vectors_of_another_model_are_not_compared(pg_url: str) -> None:
     store = _store(pg_url)
     _fill(store)

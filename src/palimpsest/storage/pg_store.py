@@ -77,11 +77,11 @@ class PostgresSessionStore(TokenAccounting):
         try:
             with self._db.connection() as con:
                 migrate(con)
-        except BaseException:
+            self.vectors = PgVectorIndex.for_store(self._db, embedder, background_embedding)
+        except BaseException:  # a bad embedder too: no pool left open
             self._db.close()
             raise
         self.location = self._db.location
-        self.vectors = PgVectorIndex.for_store(self._db, embedder, background_embedding)
 
     # -- opening, closing ----------------------------------------------------------------
 
