@@ -23,7 +23,8 @@ latency p50/p95. "Ours" is ``SessionStore.search_messages`` for turns and the
 when their signatures take a ``match`` argument.
 
 Run: ``python benchmarks/search_recall.py [--conversations 12] [--sessions 20] [--seed 11]
-[--json]``.
+[--json] [--vectors] [--url postgresql://... | --backend pg]`` (PostgreSQL beside SQLite:
+:mod:`search_recall_pg`).
 """
 
 from __future__ import annotations
@@ -62,13 +63,7 @@ def load_store(
     """Every session into a real ``SessionStore``, dated; returns the store and the message
     id of each (session id, message index)."""
     store = SessionStore(path, embedder=embedder)
-    ids: dict[tuple[str, int], int] = {}
-    for session in corpus.sessions:
-        store.create_session(session.sid, source="cli", model="recall-bench")
-        got = store.append_messages(
-            session.sid, [{"role": role, "content": text} for role, text in session.turns]
-        )
-        ids.update({(session.sid, i): mid for i, mid in enumerate(got)})
+    ids = fill(store, corpus)
 
     def stamp(con: apsw.Connection) -> None:
         con.executemany(
@@ -87,6 +82,19 @@ def load_store(
 
     store.database.write(stamp)
     return store, ids
+
+
+def fill(store: Any, corpus: Corpus) -> dict[tuple[str, int], int]:
+    """Every session and message of ``corpus`` into ``store`` (either backend), undated;
+    the message id of each (session id, message index)."""
+    ids: dict[tuple[str, int], int] = {}
+    for session in corpus.sessions:
+        store.create_session(session.sid, source="cli", model="recall-bench")
+        got = store.append_messages(
+            session.sid, [{"role": role, "content": text} for role, text in session.turns]
+        )
+        ids.update({(session.sid, i): mid for i, mid in enumerate(got)})
+    return ids
 
 
 def load_baseline(path: Path, corpus: Corpus, ids: dict[tuple[str, int], int]) -> apsw.Connection:
@@ -476,15 +484,22 @@ def main(argv: list[str] | None = None) -> int:
         default="bundled",
         help="with --vectors: 'bundled' or module:callable (list[str] -> list[list[float]])",
     )
+    import search_recall_pg as pg  # the same corpus on PostgreSQL too
+
+    pg.add_arguments(parser)
     args = parser.parse_args(argv)
     if args.conversations < 1 or args.sessions < 1:
         parser.error("--conversations and --sessions must be at least 1")
+    url = pg.wanted_url(args, parser)
+    corpus = generate(args.conversations, args.sessions, args.seed)
     with tempfile.TemporaryDirectory(prefix="search-recall-") as tmp:
         report = run(args.conversations, args.sessions, args.seed, Path(tmp))
         if args.vectors:
-            corpus = generate(args.conversations, args.sessions, args.seed)
             report["vectors"] = evaluate_vectors(corpus, Path(tmp), args.embedder)
     text = render(report) + (render_vectors(report["vectors"]) if args.vectors else "")
+    if url:
+        report["postgresql"] = pg.evaluate_pg(corpus, url, report, args.embedder)
+        text += pg.render_pg(report)
     print(json.dumps(report, indent=2) if args.json else text)
     return 0
 

@@ -293,6 +293,38 @@ def test_search_literal_and_cjk(store: Store) -> None:
     assert len(cjk) == 1 and "数据库" in cjk[0]["snippet"]
 
 
+def _topics(texts: list[str]) -> list[list[float]]:
+    """A tiny embedding (the model boundary): one dimension per topic's words."""
+    topics = [{"database", "postgres", "schema"}, {"pet", "kitten", "cat"}]
+    return [
+        [float(len(set(t.lower().replace(".", " ").split()) & words)) + 0.01 for words in topics]
+        for t in texts
+    ]
+
+
+@pytest.mark.parametrize("backend", ["sqlite", "postgresql"])
+def test_search_by_meaning_finds_a_turn_that_shares_no_word(
+    backend: str, request: pytest.FixtureRequest, tmp_path: Path
+) -> None:
+    target = tmp_path / "m.db" if backend == "sqlite" else request.getfixturevalue("pg_url")
+    with open_store(target, embedder=_topics) as meaning:
+        assert meaning.backend == backend
+        meaning.create_session("db", source="cli")
+        meaning.create_session("pets", source="cli")
+        meaning.append_messages("pets", [{"role": "user", "content": "We adopted a kitten."}])
+        wanted = meaning.append_messages("db", [{"role": "user", "content": "We run Postgres."}])
+        hits = meaning.search_messages("which database", limit=1)
+        assert [h["id"] for h in hits] == wanted and hits[0]["similarity"] is not None
+        payload = SessionSearch(meaning).search("which database", limit=1)
+        assert [r["session_id"] for r in payload["results"]] == ["db"]
+        assert (
+            meaning.search_messages("which database", exclude_session_ids=["db"], limit=1)[0][
+                "session_id"
+            ]
+            == "pets"
+        )
+
+
 def test_session_dates_and_titles_are_searchable(store: Store) -> None:
     store.create_session("garden", source="telegram", title="Tomato garden")
     _chat(store, "garden", "what should I plant", "beans")

@@ -90,7 +90,17 @@ def test_a_bad_embedder_is_one_config_error(tmp_path: Path, spec: str) -> None:
     assert caught.value.key == "store.embedder" and spec in str(caught.value)
 
 
-def test_an_embedder_with_a_postgres_url_is_refused_before_connecting() -> None:
-    settings = settings_from_dict({"store": {"embedder": "bundled"}})
-    with pytest.raises(ConfigError, match="SQLite store only"):
+def test_a_bad_embedder_with_a_postgres_url_fails_before_connecting() -> None:
+    settings = settings_from_dict({"store": {"embedder": "minilm"}})
+    with pytest.raises(ConfigError) as caught:
         open_store("postgresql://nobody@127.0.0.1:1/none", settings=settings)
+    assert caught.value.key == "store.embedder"
+
+
+def test_store_embedder_works_with_a_postgres_url(pg_url: str) -> None:
+    own = settings_from_dict({"store": {"embedder": f"{__name__}:letter_counts"}})
+    with open_store(pg_url, settings=own) as store:
+        assert store.backend == "postgresql" and store.vectors is not None
+        assert store.vectors.model.name == f"custom:{__name__}:letter_counts"
+    with open_store(pg_url, settings=settings_from_dict({})) as store:
+        assert store.vectors is None

@@ -10,6 +10,7 @@ Which store a process uses is decided once, here, in this order:
 ``postgresql://`` (or ``postgres://``) URLs open a
 :class:`~.pg_store.PostgresSessionStore` (the ``postgres`` extra: psycopg 3 and
 psycopg-pool); anything else is a SQLite file. Both satisfy :class:`~.contract.Store`.
+The config key ``store.embedder`` turns on search by meaning on either.
 """
 
 from __future__ import annotations
@@ -61,10 +62,7 @@ def open_store(
     embedder = settings.store.embedder
     if target is not None and is_postgres_url(target):
         if embedder and "embedder" not in options:
-            raise ConfigError(
-                "store.embedder (search by meaning) works with a SQLite store only",
-                key="store.embedder",
-            )
+            options["embedder"] = _embedder(embedder)
         try:
             from .pg_store import PostgresSessionStore
         except ImportError as exc:

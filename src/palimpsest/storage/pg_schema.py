@@ -15,6 +15,10 @@ modules (:mod:`.lineage`, :mod:`.codec`, :mod:`.session_secrets`). What differs:
   ``sessions_fts``), written by the store, since the date words are local time.
 * ``sessions.rowid``: an identity column, the insertion order SQLite's ``rowid`` gives
   (the lineage queries break ties on it).
+* ``message_vectors`` (migration 2, the SQLite ``m011_message_vectors``): one embedding per
+  message for search by meaning, as little-endian float32 ``bytea`` (the SQLite layout;
+  :mod:`.pg_vectors` scores it in Python, since pgvector is not in Debian's server
+  package), dropped with its message and, by a trigger, when the message's text changes.
 * ``total()``, SQLite's float sum, for the shared queries (BM25 is computed in the
   search statements themselves, :mod:`.pg_search`).
 
@@ -149,7 +153,23 @@ CREATE AGGREGATE total(double precision) (
 );
 """
 
-MIGRATIONS: tuple[tuple[str, str], ...] = (("initial", _V1),)
+_V2 = """
+CREATE TABLE message_vectors (
+    message_id BIGINT PRIMARY KEY REFERENCES messages(id) ON DELETE CASCADE,
+    model TEXT NOT NULL,
+    vector BYTEA NOT NULL
+);
+CREATE FUNCTION palimpsest_vector_stale() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    DELETE FROM message_vectors WHERE message_id = NEW.id;
+    RETURN NULL;
+END $$;
+CREATE TRIGGER message_vectors_stale AFTER UPDATE OF content ON messages FOR EACH ROW
+    WHEN (COALESCE(OLD.content, '') <> COALESCE(NEW.content, ''))
+    EXECUTE FUNCTION palimpsest_vector_stale();
+"""
+
+MIGRATIONS: tuple[tuple[str, str], ...] = (("initial", _V1), ("message_vectors", _V2))
 """``(name, SQL)`` in order; version N is the first N applied."""
 
 

@@ -38,10 +38,13 @@ from .codec import (
     encode_message,
     message_of,
 )
-from .pg_db import PgDatabase
+from .embedding import EmbeddingModel, EmbedFunction
+from .pg_db import PgDatabase, SqliteDialect
 from .pg_schema import migrate
 from .pg_schema import schema_version as _schema_version
+from .pg_vectors import PgVectorIndex
 from .pg_writes import HIDDEN, insert_messages, one_session, session_meta_text, set_meta
+from .pg_writes import stored_call_names as stored_names
 from .sessions import new_session_id
 from .titles import next_title_in_lineage, sanitize_title
 from .writes import INHERITED, check_title_free, seed_key
@@ -53,7 +56,8 @@ class PostgresSessionStore(TokenAccounting):
     """The session store on the PostgreSQL database at ``url`` (see the module docstring).
 
     ``pool_size`` bounds the connections this process opens. Opening migrates the schema
-    (``pg_trgm`` must be available: Debian's ``postgresql`` package has it).
+    (``pg_trgm`` must be available: Debian's ``postgresql`` package has it). ``embedder``:
+    search by meaning as on SQLite (:mod:`.pg_vectors`; ``background_embedding``).
     """
 
     backend = "postgresql"
@@ -61,12 +65,20 @@ class PostgresSessionStore(TokenAccounting):
     has_fts5 = True
     has_trigram = True
 
-    def __init__(self, url: str, *, pool_size: int = 8) -> None:
+    def __init__(
+        self,
+        url: str,
+        *,
+        pool_size: int = 8,
+        embedder: EmbeddingModel | EmbedFunction | str | None = None,
+        background_embedding: bool = True,
+    ) -> None:
         self._db = PgDatabase(url, max_size=max(1, pool_size))
         try:
             with self._db.connection() as con:
                 migrate(con)
-        except BaseException:
+            self.vectors = PgVectorIndex.for_store(self._db, embedder, background_embedding)
+        except BaseException:  # a bad embedder too: no pool left open
             self._db.close()
             raise
         self.location = self._db.location
@@ -74,6 +86,8 @@ class PostgresSessionStore(TokenAccounting):
     # -- opening, closing ----------------------------------------------------------------
 
     def close(self) -> None:
+        if self.vectors is not None:
+            self.vectors.close()
         self._db.close()
 
     def __enter__(self) -> PostgresSessionStore:
@@ -156,8 +170,6 @@ class PostgresSessionStore(TokenAccounting):
         return sid
 
     def _dialect(self, con: psycopg.Connection[Any]) -> Any:
-        from .pg_db import SqliteDialect
-
         return SqliteDialect(con, self.location)
 
     def ensure_session(self, session_id: str, source: str = "unknown", **fields: Any) -> str:
@@ -300,26 +312,16 @@ class PostgresSessionStore(TokenAccounting):
             if m.get("role") == "tool" and not m.get("name") and m.get("tool_call_id")
         } - set(names)
         if unnamed:
-            names.update(self._stored_call_names(session_id, unnamed))
+            names.update(stored_names(self._db, session_id, unnamed))
         encoded = [
             encode_message(m, token_count=n, tool_name=names.get(str(m.get("tool_call_id"))))
             for m, n in zip(batch, counts, strict=True)
         ]
         tool_calls = sum(count_tool_calls(m) for m in batch)
-        return self._db.transact(lambda con: insert_messages(con, session_id, encoded, tool_calls))
-
-    def _stored_call_names(self, session_id: str, call_ids: set[str]) -> dict[str, str]:
-        with self._db.connection() as con:
-            found = con.execute(
-                "SELECT c ->> 'id', c -> 'function' ->> 'name' FROM"
-                " (SELECT tool_calls FROM messages WHERE session_id = %s"
-                "  AND tool_calls IS NOT NULL AND tool_calls LIKE '[%%'"
-                "  ORDER BY timestamp DESC LIMIT 20) AS m,"
-                " jsonb_array_elements(m.tool_calls::jsonb) AS c"
-                " WHERE jsonb_typeof(c) = 'object' AND c ->> 'id' = ANY(%s)",
-                (session_id, sorted(call_ids)),
-            ).fetchall()
-        return {str(i): str(n) for i, n in found if n}
+        ids = self._db.transact(lambda con: insert_messages(con, session_id, encoded, tool_calls))
+        if self.vectors is not None:
+            self.vectors.notify()
+        return ids
 
     def last_message_time(self, session_id: str) -> float | None:
         """When the session's newest live message was stored (epoch seconds), or ``None``."""
@@ -412,6 +414,8 @@ class PostgresSessionStore(TokenAccounting):
                 )
 
         self._db.transact(create)
+        if self.vectors is not None and encoded:
+            self.vectors.notify()
         return sid
 
     def _walk(self, fn: Any, session_id: str) -> Any:
@@ -466,21 +470,22 @@ class PostgresSessionStore(TokenAccounting):
         exclude_sources: str | Iterable[str] | None = None,
         match: str = "auto",
     ) -> list[dict[str, Any]]:
-        """Ranked message hits without snippets (see :mod:`.pg_search`)."""
-        from .pg_search import search_hits
+        """Ranked message hits without snippets (:mod:`.pg_search`; fused with meaning
+        hits when the store has an embedder, :mod:`.pg_vectors`)."""
+        from .pg_vectors import search_hits
 
-        with self._db.connection() as con:
-            return search_hits(
-                con,
-                query,
-                role_filter=role_filter,
-                source=source,
-                exclude_sources=exclude_sources,
-                limit=limit,
-                offset=offset,
-                exclude_session_ids=tuple(exclude_session_ids),
-                match=match,
-            )
+        return search_hits(
+            self._db,
+            self.vectors,
+            query,
+            role_filter=role_filter,
+            source=source,
+            exclude_sources=exclude_sources,
+            limit=limit,
+            offset=offset,
+            exclude_session_ids=tuple(exclude_session_ids),
+            match=match,
+        )
 
     def search_messages(
         self,
@@ -527,13 +532,7 @@ class PostgresSessionStore(TokenAccounting):
         from .transfer import import_file
 
         return import_file(
-            self,
-            path,
-            format=format,
-            source=source,
-            title=title,
-            again=again,
-            lenient=lenient,
+            self, path, format=format, source=source, title=title, again=again, lenient=lenient
         )
 
     def verify(self) -> list[str]:

@@ -16,8 +16,16 @@ import psycopg
 
 from ..errors import SessionNotFoundError
 from .codec import MESSAGE_COLUMNS
+from .pg_db import PgDatabase
 
-__all__ = ["HIDDEN", "insert_messages", "one_session", "session_meta_text", "set_meta"]
+__all__ = [
+    "HIDDEN",
+    "insert_messages",
+    "one_session",
+    "session_meta_text",
+    "set_meta",
+    "stored_call_names",
+]
 
 HIDDEN = ("rowid", "meta_tsv")
 """PostgreSQL-only columns left out of session rows."""
@@ -108,3 +116,19 @@ def insert_messages(
         ).fetchall()
         ids += sorted(int(r[0]) for r in found)
     return ids
+
+
+def stored_call_names(db: PgDatabase, session_id: str, call_ids: set[str]) -> dict[str, str]:
+    """Tool names of the calls ``call_ids`` among the session's newest stored calls (a
+    tool result appended without its name gets it from the call that asked for it)."""
+    with db.connection() as con:
+        found = con.execute(
+            "SELECT c ->> 'id', c -> 'function' ->> 'name' FROM"
+            " (SELECT tool_calls FROM messages WHERE session_id = %s"
+            "  AND tool_calls IS NOT NULL AND tool_calls LIKE '[%%'"
+            "  ORDER BY timestamp DESC LIMIT 20) AS m,"
+            " jsonb_array_elements(m.tool_calls::jsonb) AS c"
+            " WHERE jsonb_typeof(c) = 'object' AND c ->> 'id' = ANY(%s)",
+            (session_id, sorted(call_ids)),
+        ).fetchall()
+    return {str(i): str(n) for i, n in found if n}
