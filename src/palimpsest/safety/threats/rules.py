@@ -12,20 +12,31 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
+from .prefilter import required_literals
+
 __all__ = ["Rule", "command", "lines", "negated", "regex", "words"]
 
 
 @dataclass(frozen=True)
 class Rule:
-    """One detector. ``test`` gets the folded text and says whether the rule fires."""
+    """One detector. ``test`` gets the folded text and says whether the rule fires.
+
+    ``literals``: lower-cased strings at least one of which is in every text the rule
+    fires on (:mod:`.prefilter`); the scan skips the rule on ASCII text holding none of
+    them. ``None``: no such pre-check.
+    """
 
     rule_id: str
     category: str
     test: Callable[[str], bool]
+    literals: frozenset[str] | None = None
+
+
+_FLAGS = re.IGNORECASE | re.MULTILINE
 
 
 def _compile(pattern: str) -> re.Pattern[str]:
-    return re.compile(pattern, re.IGNORECASE | re.MULTILINE)
+    return re.compile(pattern, _FLAGS)
 
 
 def words(*alternatives: str) -> str:
@@ -41,13 +52,15 @@ def regex(rule_id: str, category: str, pattern: str, *, needs: str | None = None
     it must never be narrower than ``pattern``.
     """
     compiled = _compile(pattern)
+    literals = required_literals(pattern, _FLAGS)
     if needs is None:
-        return Rule(rule_id, category, lambda text: compiled.search(text) is not None)
+        return Rule(rule_id, category, lambda text: compiled.search(text) is not None, literals)
     gate = _compile(needs)
     return Rule(
         rule_id,
         category,
         lambda text: gate.search(text) is not None and compiled.search(text) is not None,
+        literals if literals is not None else required_literals(needs, _FLAGS),
     )
 
 
@@ -76,7 +89,7 @@ def command(rule_id: str, category: str, pattern: str) -> Rule:
     def test(text: str) -> bool:
         return any(not negated(text, m.start()) for m in compiled.finditer(text))
 
-    return Rule(rule_id, category, test)
+    return Rule(rule_id, category, test, required_literals(pattern, _FLAGS))
 
 
 _LONG_LINE = 2_000

@@ -38,6 +38,7 @@ from .categories import CATEGORY_ORDER, explain
 from .decode import decoded_views
 from .learned import KIND_WORDING, instruction_score
 from .normalize import despaced, first_invisible, fold, is_invisible, unleet
+from .prefilter import present_literals
 from .rules import Rule
 from .rules_command import COMMAND_RULES
 from .rules_text import TEXT_RULES
@@ -86,7 +87,27 @@ def _ordered(rules: tuple[Rule, ...]) -> tuple[Rule, ...]:
 
 _DEFAULT = _ordered(TEXT_RULES + COMMAND_RULES)
 _STRICT_EXTRA = _ordered(STRICT_RULES)
+_STRICT_ALL = _DEFAULT + _STRICT_EXTRA
 _MIXED = mixed_script_rule()
+
+_LITERALS: dict[tuple[bool, frozenset[str] | None], frozenset[str]] = {}
+
+
+def _literals(strict: bool, only: frozenset[str] | None) -> frozenset[str]:
+    """Every pre-check literal of the rules a pass runs (made once per pass and ``only``)."""
+    key = (strict, only)
+    found = _LITERALS.get(key)
+    if found is None:
+        rules = _STRICT_ALL if strict else _DEFAULT
+        found = frozenset().union(
+            *(
+                r.literals
+                for r in rules
+                if r.literals is not None and (only is None or r.category in only)
+            )
+        )
+        _LITERALS[key] = found
+    return found
 
 
 def pattern_ids(mode: ScanMode = "standard") -> list[str]:
@@ -197,19 +218,27 @@ def _rule_hits(
     default_views = views if mode == "standard" else _views(text, "standard")
     seen: set[str] = set()
     # Pass 1: the default catalogue on the default views; pass 2 (strict): everything else.
-    passes: list[tuple[tuple[Rule, ...], list[tuple[str | None, str]]]] = [
-        (_DEFAULT, default_views)
-    ]
+    passes: list[tuple[bool, list[tuple[str | None, str]]]] = [(False, default_views)]
     if mode == "strict":
-        passes.append((_DEFAULT + _STRICT_EXTRA, views))
+        passes.append((True, views))
         if (only is None or _MIXED.category in only) and _MIXED.test(text):
             seen.add(_MIXED.category)
             yield _hit(_MIXED, None)
-    for rules, candidate_views in passes:
-        for rule in rules:
+    for strict, candidate_views in passes:
+        # which pre-check literals each view holds, found at the first rule that asks
+        # (None: not ASCII, every rule runs); see .prefilter
+        present: list[frozenset[str] | None] | None = None
+        for rule in _STRICT_ALL if strict else _DEFAULT:
             if rule.category in seen or (only is not None and rule.category not in only):
                 continue
-            for how, view in candidate_views:
+            if rule.literals is not None and present is None:
+                wanted = _literals(strict, only)
+                present = [present_literals(view, wanted) for _, view in candidate_views]
+            for k, (how, view) in enumerate(candidate_views):
+                if rule.literals is not None and present is not None:
+                    held = present[k]
+                    if held is not None and held.isdisjoint(rule.literals):
+                        continue  # none of the words the rule needs: it cannot match
                 if rule.test(view):
                     seen.add(rule.category)
                     yield _hit(rule, how)
