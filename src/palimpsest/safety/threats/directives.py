@@ -18,7 +18,7 @@ model summarizer's answer is rejected and asked for again when it has any
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 
 from .scan import find_threats
@@ -69,17 +69,34 @@ def _words(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text)}
 
 
-def _from_user(line: str, user_words: list[set[str]]) -> bool:
+def _from_user(line: str, user_words: Iterable[set[str]]) -> bool:
     words = _words(line)
     if not words:
         return False
     return any(len(words & said) >= USER_WORD_SHARE * len(words) for said in user_words)
 
 
+class _UserWords:
+    """The words of each user message, made as a directive-shaped line first needs them
+    (most lines are not; one that is usually matches a recent request or none)."""
+
+    def __init__(self, said: list[str]) -> None:
+        self._pending = iter(said)
+        self._made: list[set[str]] = []
+
+    def __iter__(self) -> Iterator[set[str]]:
+        yield from self._made
+        for message in self._pending:
+            if message.strip():
+                words = _words(message)
+                self._made.append(words)
+                yield words
+
+
 def planted_directives(text: str, user_messages: Iterable[str] = ()) -> list[Directive]:
     """Every line of ``text`` that addresses the model and is not the user's own request."""
     said = list(user_messages)
-    user_words: list[set[str]] | None = None  # made at the first directive-shaped line
+    user_words: _UserWords | None = None  # made at the first directive-shaped line
     found: list[Directive] = []
     for index, line in enumerate(text.splitlines()):
         if not line.strip() or _HEADING.match(line):
@@ -91,7 +108,7 @@ def planted_directives(text: str, user_messages: Iterable[str] = ()) -> list[Dir
         if not hits:
             continue
         if user_words is None:
-            user_words = [_words(m) for m in said if m.strip()]
+            user_words = _UserWords(said)
         if _from_user(line, user_words) or _from_user(candidate, user_words):
             continue
         found.append(Directive(index, line, hits[0].category, hits[0].message))

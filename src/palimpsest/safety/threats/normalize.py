@@ -41,6 +41,7 @@ STRICT_INVISIBLE_CHARS = INVISIBLE_CHARS | frozenset("\u2062\u2063\u2064\u2066\u
 # combining grapheme joiner, and the Mongolian vowel separator (Cf in newer Unicode only).
 _BLANK_LETTERS = frozenset("\u115f\u1160\u3164\uffa0\u2800\u034f\u180e")
 _EMOJI_SELECTORS = frozenset("\ufe0e\ufe0f")
+_NON_ASCII = re.compile(r"[^\x00-\x7f]")
 
 
 def is_invisible(char: str) -> bool:
@@ -97,8 +98,19 @@ def fold(text: str) -> str:
     if text.isascii():
         return text
     text = unicodedata.normalize("NFKC", text)
-    text = "".join(ch for ch in text if ch.isascii() or not is_invisible(ch))
-    return text.translate(_fold_table())
+    # Work on the few distinct non-ASCII characters, not per character of the text: the
+    # filter runs only when there is an invisible character to drop, and each look-alike
+    # is replaced by its ASCII letter (the table maps non-ASCII to single ASCII characters,
+    # so replacing one never creates another to replace: the same as str.translate).
+    others = set(_NON_ASCII.findall(text))
+    if any(is_invisible(ch) for ch in others):
+        text = "".join(ch for ch in text if ch.isascii() or not is_invisible(ch))
+    table = _fold_table()
+    for ch in others:
+        ascii_form = table.get(ord(ch))
+        if ascii_form is not None:
+            text = text.replace(ch, ascii_form)
+    return text
 
 
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a"})
