@@ -18,7 +18,7 @@ model summarizer's answer is rejected and asked for again when it has any
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Iterator
+from collections.abc import Iterable
 from dataclasses import dataclass
 
 from .scan import find_threats
@@ -69,28 +69,44 @@ def _words(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text)}
 
 
-def _from_user(line: str, user_words: Iterable[set[str]]) -> bool:
+def _from_user(line: str, user_words: _UserWords) -> bool:
     words = _words(line)
     if not words:
         return False
-    return any(len(words & said) >= USER_WORD_SHARE * len(words) for said in user_words)
+    return user_words.any_holds(words, USER_WORD_SHARE * len(words))
 
 
 class _UserWords:
-    """The words of each user message, made as a directive-shaped line first needs them
-    (most lines are not; one that is usually matches a recent request or none)."""
+    """The user's messages, read as a directive-shaped line first needs them (most lines
+    are not; one that is usually restates a recent request or matches none).
+
+    An ASCII message's word set is made only when enough of the line's words occur in
+    its lower-cased text as substrings: every word of the set is such a substring, so a
+    message that fails the substring count cannot hold enough of them either. (Other
+    text is read whole: lower-casing a whole string is not always lower-casing its words
+    one by one, a Greek final sigma depends on what follows.)
+    """
 
     def __init__(self, said: list[str]) -> None:
-        self._pending = iter(said)
-        self._made: list[set[str]] = []
+        self._said = [m for m in said if m.strip()]
+        self._lowered: list[str | None] = [None] * len(self._said)
+        self._words: list[set[str] | None] = [None] * len(self._said)
 
-    def __iter__(self) -> Iterator[set[str]]:
-        yield from self._made
-        for message in self._pending:
-            if message.strip():
-                words = _words(message)
-                self._made.append(words)
-                yield words
+    def any_holds(self, words: set[str], needed: float) -> bool:
+        """Whether one message's words hold at least ``needed`` of ``words``."""
+        for k, message in enumerate(self._said):
+            said = self._words[k]
+            if said is None:
+                if message.isascii():
+                    lowered = self._lowered[k]
+                    if lowered is None:
+                        lowered = self._lowered[k] = message.lower()
+                    if sum(w in lowered for w in words) < needed:
+                        continue
+                said = self._words[k] = _words(message)
+            if len(words & said) >= needed:
+                return True
+        return False
 
 
 def planted_directives(text: str, user_messages: Iterable[str] = ()) -> list[Directive]:
