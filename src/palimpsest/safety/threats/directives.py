@@ -94,6 +94,7 @@ class _UserWords:
 
     def any_holds(self, words: set[str], needed: float) -> bool:
         """Whether one message's words hold at least ``needed`` of ``words``."""
+        spare = len(words) - needed  # misses a message can have and still hold enough
         for k, message in enumerate(self._said):
             said = self._words[k]
             if said is None:
@@ -101,12 +102,23 @@ class _UserWords:
                     lowered = self._lowered[k]
                     if lowered is None:
                         lowered = self._lowered[k] = message.lower()
-                    if sum(w in lowered for w in words) < needed:
+                    if not _enough(words, lowered, spare):
                         continue
                 said = self._words[k] = _words(message)
             if len(words & said) >= needed:
                 return True
         return False
+
+
+def _enough(words: set[str], text: str, spare: float) -> bool:
+    """Whether at most ``spare`` of ``words`` are missing from ``text`` (stops at one more)."""
+    misses = 0
+    for word in words:
+        if word not in text:
+            misses += 1
+            if misses > spare:
+                return False
+    return True
 
 
 def planted_directives(text: str, user_messages: Iterable[str] = ()) -> list[Directive]:
