@@ -10,7 +10,8 @@ The pipeline reads top-down:
    spelled-out words;
 3. the catalogue, category by category in :data:`CATEGORY_ORDER`; within a category the
    first rule that fires on any view is the hit, so :func:`find_threats` reports at most one
-   hit per category and the snapshot notice stays short;
+   hit per category and the snapshot notice stays short (a rule is not run on a view that
+   lacks every word its pattern needs, :mod:`.prefilter`: the same hits, less regex work);
 4. the learned detector (:mod:`.learned`): whether the text reads as an instruction to the
    model, which catches paraphrases, other languages and personas no rule names. Its hit
    has its own category, ``model_instruction``, and says which kind of attack it resembles.
