@@ -69,17 +69,62 @@ def _words(text: str) -> set[str]:
     return {w.lower() for w in _WORD.findall(text)}
 
 
-def _from_user(line: str, user_words: list[set[str]]) -> bool:
+def _from_user(line: str, user_words: _UserWords) -> bool:
     words = _words(line)
     if not words:
         return False
-    return any(len(words & said) >= USER_WORD_SHARE * len(words) for said in user_words)
+    return user_words.any_holds(words, USER_WORD_SHARE * len(words))
+
+
+class _UserWords:
+    """The user's messages, read as a directive-shaped line first needs them (most lines
+    are not; one that is usually restates a recent request or matches none).
+
+    An ASCII message's word set is made only when enough of the line's words occur in
+    its lower-cased text as substrings: every word of the set is such a substring, so a
+    message that fails the substring count cannot hold enough of them either. (Other
+    text is read whole: lower-casing a whole string is not always lower-casing its words
+    one by one, a Greek final sigma depends on what follows.)
+    """
+
+    def __init__(self, said: list[str]) -> None:
+        self._said = [m for m in said if m.strip()]
+        self._lowered: list[str | None] = [None] * len(self._said)
+        self._words: list[set[str] | None] = [None] * len(self._said)
+
+    def any_holds(self, words: set[str], needed: float) -> bool:
+        """Whether one message's words hold at least ``needed`` of ``words``."""
+        spare = len(words) - needed  # misses a message can have and still hold enough
+        for k, message in enumerate(self._said):
+            said = self._words[k]
+            if said is None:
+                if message.isascii():
+                    lowered = self._lowered[k]
+                    if lowered is None:
+                        lowered = self._lowered[k] = message.lower()
+                    if not _enough(words, lowered, spare):
+                        continue
+                said = self._words[k] = _words(message)
+            if len(words & said) >= needed:
+                return True
+        return False
+
+
+def _enough(words: set[str], text: str, spare: float) -> bool:
+    """Whether at most ``spare`` of ``words`` are missing from ``text`` (stops at one more)."""
+    misses = 0
+    for word in words:
+        if word not in text:
+            misses += 1
+            if misses > spare:
+                return False
+    return True
 
 
 def planted_directives(text: str, user_messages: Iterable[str] = ()) -> list[Directive]:
     """Every line of ``text`` that addresses the model and is not the user's own request."""
     said = list(user_messages)
-    user_words: list[set[str]] | None = None  # made at the first directive-shaped line
+    user_words: _UserWords | None = None  # made at the first directive-shaped line
     found: list[Directive] = []
     for index, line in enumerate(text.splitlines()):
         if not line.strip() or _HEADING.match(line):
@@ -91,7 +136,7 @@ def planted_directives(text: str, user_messages: Iterable[str] = ()) -> list[Dir
         if not hits:
             continue
         if user_words is None:
-            user_words = [_words(m) for m in said if m.strip()]
+            user_words = _UserWords(said)
         if _from_user(line, user_words) or _from_user(candidate, user_words):
             continue
         found.append(Directive(index, line, hits[0].category, hits[0].message))

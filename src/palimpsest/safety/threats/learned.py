@@ -127,7 +127,9 @@ def instruction_score(text: str) -> InstructionScore:
         buckets = features(window)
         if not buckets:
             continue
-        logit = model.bias + model.scale * sum(w[i] for i in buckets) / math.sqrt(len(buckets))
+        logit = model.bias + model.scale * sum(map(w.__getitem__, buckets)) / math.sqrt(
+            len(buckets)
+        )
         if logit > best:
             best, best_window, best_buckets = logit, window, buckets
     kind = _kind(model, best_buckets) if best > model.threshold else ""
