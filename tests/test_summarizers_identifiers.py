@@ -38,6 +38,16 @@ def test_code_shaped_names_count_and_prose_does_not() -> None:
     assert not {"The", "bug", "calls", "needed", "int", "Then"} & set(names)
 
 
+def test_a_method_called_on_a_call_result_is_a_name() -> None:
+    names = _ranked(
+        "ds.FloatPixelData = pixel_array.flatten().tobytes()\n"
+        "shape = arr.reshape(2, 3).shape; text = load().strip(); v = get().to_dict"
+    )
+    assert "tobytes" in names and "pixel_array.flatten" in names
+    assert "to_dict" in names  # code-shaped, called or not
+    assert not {"shape", "strip"} & set(names)  # a plain word, a common call
+
+
 def test_ranked_by_use_then_first_use() -> None:
     names = _ranked("alpha_one beta_two", "beta_two gamma_three", "beta_two")
     assert names == ["beta_two", "alpha_one", "gamma_three"]
