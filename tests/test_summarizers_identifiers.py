@@ -89,7 +89,7 @@ def test_only_the_start_of_a_long_text_is_read() -> None:
 _BACKTRACKING_TOKEN = re.compile(
     r"`([A-Za-z_][\w.]*)(?:\(\))?`"
     r"|(?<![\w#-])(#\d{1,7}|[A-Z][A-Z0-9]{1,9}-\d{1,6})\b"
-    r"|(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[A-Za-z]*_\w*|[a-z]+[A-Z]\w*"
+    r"|(?:(?<![\w.])|(?<=\)\.))([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[A-Za-z]*_\w*|[a-z]+[A-Z]\w*"
     r"|[A-Z]+[a-z0-9]+[A-Z]\w*|[A-Za-z]\w*(?=\())"
 )
 

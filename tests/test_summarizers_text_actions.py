@@ -6,8 +6,8 @@ import json
 from typing import Any
 
 from palimpsest.messages.reading import read_transcript
-from palimpsest.summarizers.extractive import ExtractiveSummarizer
 from palimpsest.summarizers.base import SummaryRequest
+from palimpsest.summarizers.extractive import ExtractiveSummarizer
 from palimpsest.summarizers.facts import extract_facts
 from palimpsest.summarizers.text_actions import recover_text_actions
 
