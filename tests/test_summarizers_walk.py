@@ -242,3 +242,21 @@ def test_results_marked_as_errors_fail_and_every_result_of_a_message_counts() ->
     assert (run.failed, run.error) == (True, "boom happened")
     assert write.failed and facts.modified_files() == []  # the refused write wrote nothing
     assert fetch.failed and fetch.error == "upstream said no"
+
+
+def test_claude_code_edit_texts_are_read_for_names() -> None:
+    turns = [
+        {"role": "user", "content": "Add a multiply function too"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            _call("e", "Edit", file_path="/project/math_utils.py", old_string="    return a - b\n",
+                  new_string="    return a - b\n\n\ndef multiply_ints(a: int, b: int) -> int:\n    return a * b\n"),
+        ]},
+        {"role": "tool", "tool_call_id": "e", "content": "The file /project/math_utils.py has been updated."},
+        {"role": "assistant", "content": None, "tool_calls": [
+            _call("m", "MultiEdit", file_path="/project/ops.py",
+                  edits=[{"old_string": "x = 1", "new_string": "RATE_LIMIT = 1"}]),
+        ]},
+        {"role": "tool", "tool_call_id": "m", "content": "Applied 1 edit to /project/ops.py"},
+    ]  # fmt: skip
+    ranked = extract_facts(turns).identifiers.ranked()
+    assert "multiply_ints" in ranked and "RATE_LIMIT" in ranked
