@@ -302,6 +302,8 @@ class Walker:
             facts.set_cwd(hinted_cwd)
         if open_file:
             self.open_file = open_file
+            if action.on_open_file and action.writes:
+                _retarget(action, open_file)
             if action.verb in ("EDIT", "WRITE") and not action.writes and not action.failed:
                 action.writes.append(
                     (open_file, "modified" if action.verb == "EDIT" else "created")
@@ -411,6 +413,17 @@ class Walker:
             facts.add_critical(f"URL mentioned: {url}")
         self._values(text[:TEXT_SCAN])
         self._mentions(text, request=True)
+
+
+def _retarget(action: Action, open_file: str) -> None:
+    """An ``edit`` of the file assumed open whose answer names another open file edited
+    that one (the assumption was stale: a span that starts mid-run, a failed ``open``)."""
+    path = action.writes[0][0]
+    if path == open_file or path.endswith("/" + open_file) or open_file.endswith("/" + path):
+        return
+    action.writes = [(open_file, "modified")]
+    action.target = open_file
+    action.key = f"EDIT {open_file}"
 
 
 def _edit_texts(arguments: Mapping[str, Any]) -> list[str]:
