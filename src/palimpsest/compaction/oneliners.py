@@ -21,7 +21,7 @@ import re
 from collections.abc import Callable, Mapping
 from typing import Any
 
-from ..summarizers.error_lines import last_error_line
+from ..summarizers.error_lines import last_error_line_at_end
 
 __all__ = [
     "DUPLICATE_PLACEHOLDER",
@@ -299,7 +299,7 @@ def summarize_tool_result(name: str, arguments: Mapping[str, Any], content: str)
 
 def _error_suffix(text: str) -> str:
     """`` — error: <line>`` for an output whose end holds an error line, else ``""``."""
-    line = last_error_line(text[-ERROR_SCAN_CHARS:])
+    line = last_error_line_at_end(text, ERROR_SCAN_CHARS)
     if not line:
         return ""
     quoted = " ".join(line.split())
