@@ -11,9 +11,16 @@ SHA-256 of its file name are below ``60`` (6 of the 18 files). Run:
 
     python benchmarks/continuity.py [--split all|held-out|in-sample] [--real-only]
                                     [--json | --by-depth]
+    python benchmarks/continuity.py --long 1,3,5 [--messages 600]
 
 ``--real-only`` leaves out the six hand-written fixtures of tests/data/transcripts/fixtures
 (runs of 6 to 13 messages whose compaction windows are a few hundred tokens).
+
+``--long SEEDS`` measures long runs instead: one ``long_transcript.build(messages, seed)``
+per seed (real turns chained into a ~600-message, ~135K-token session), the same
+``--by-depth`` table (palimpsest, masking and truncation on the same prefixes). Seeds are
+split before any tuning: EVEN seeds were used to tune the summarizer, ODD seeds are held
+out; report the odd ones.
 """
 
 from __future__ import annotations
@@ -21,7 +28,10 @@ from __future__ import annotations
 import argparse
 import hashlib
 import platform
+import sys
+from collections.abc import Mapping, Sequence
 from pathlib import Path
+from typing import Any
 
 from palimpsest.cli.app import app
 from palimpsest.errors import PalimpsestError
@@ -65,6 +75,42 @@ def by_depth(files: list[Path]) -> None:
             print(f"- {path.name}: could not be read: {exc}")
             continue
         cases.extend(evaluate_transcript(path.name, messages, DEFAULT_DEPTHS))
+    table(cases)
+
+
+def long_runs(seeds: list[int], n: int) -> list[tuple[str, list[dict[str, Any]]]]:
+    """One long transcript of ``n`` messages per seed (``long_transcript.build``)."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent))
+    from long_transcript import build  # a sibling benchmark module, not a package
+
+    return [(f"long-{n}-seed{seed}", build(n, seed)) for seed in seeds]
+
+
+def evaluate_long(runs: Sequence[tuple[str, Sequence[Mapping[str, Any]]]]) -> list[CaseResult]:
+    """Every depth of every long run, printing one line per case as it finishes."""
+    cases: list[CaseResult] = []
+    for name, messages in runs:
+        for case in evaluate_transcript(name, messages, DEFAULT_DEPTHS):
+            cases.append(case)
+            print(f"- {name} @ {case.depth}: {_case_line(case)}", flush=True)
+    return cases
+
+
+def _case_line(case: CaseResult) -> str:
+    if not case.compacted:
+        return f"not compacted ({case.reason})"
+    parts = []
+    for s in case.systems[:2]:
+        p = s.probes
+        parts.append(
+            f"{s.system}: files {_pct(p.files_named)}, last fail {p.last_failure_kept}, "
+            f"names {_pct(p.identifiers_kept)}, removed {s.removed_pct:.0f}%"
+        )
+    return f"{case.prefix_messages} msgs, {case.prefix_tokens:,} tok; " + "; ".join(parts)
+
+
+def table(cases: list[CaseResult]) -> None:
+    """The markdown table of :func:`by_depth` for ``cases``."""
     print("| depth | system | cases | files named | last fail kept | unresolved kept "
           "| names kept (by uses) | names kept (by name) | success as failure | removed |")  # fmt: skip
     print("|---|---|---:|---:|---:|---:|---:|---:|---:|---:|")
@@ -90,7 +136,22 @@ def main() -> None:
     parser.add_argument(
         "--real-only", action="store_true", help="leave out the hand-written tests/.../fixtures"
     )
+    parser.add_argument(
+        "--long",
+        metavar="SEEDS",
+        help="comma-separated seeds of long_transcript.build (odd seeds are held out)",
+    )
+    parser.add_argument("--messages", type=int, default=600, help="messages per long run")
     args = parser.parse_args()
+    if args.long:
+        seeds = [int(x) for x in args.long.split(",") if x.strip()]
+        held = ", ".join(str(x) for x in seeds if x % 2) or "none"
+        print(
+            f"# long runs: seeds {args.long} (held out: {held}), {args.messages} messages each;"
+            f"  python {platform.python_version()}"
+        )
+        table(evaluate_long(long_runs(seeds, args.messages)))
+        return
     files = [
         p
         for p in transcripts()

@@ -19,9 +19,10 @@ that start at a source's first turn bring a new task message, as a long session 
 
 Every copy is varied so no string repeats verbatim (a cache keyed by value must not look
 better than it would on a real run): tool-call ids get the copy number, and every text of
-three or more lines gets ``  # <copy>`` appended to its middle line, which leaves the
-first line (``OBSERVATION:``, ``<returncode>``, ``THOUGHT:``) and the last (``bash-$``, a
-closing fence) as the agent wrote them. Nothing is padded: message sizes are the real ones.
+three or more lines gets ``  # <copy>`` appended to its middle line (or the next line that
+is not a code fence), which leaves the first line (``OBSERVATION:``, ``<returncode>``,
+``THOUGHT:``), the last (``bash-$``, a closing fence) and every fence line as the agent
+wrote them. Nothing is padded: message sizes are the real ones.
 """
 
 from __future__ import annotations
@@ -85,6 +86,12 @@ def _vary_text(text: str, copy: int) -> str:
     if len(lines) < 3:
         return text
     middle = len(lines) // 2
+    # A fence line stays as written: "```  # 3" opens no block any agent's parser knows,
+    # so the command in it would vanish for one reader and not for another.
+    while middle < len(lines) - 1 and lines[middle].lstrip().startswith("```"):
+        middle += 1
+    if lines[middle].lstrip().startswith("```"):
+        return text
     lines[middle] = f"{lines[middle]}  # {copy}"
     return "\n".join(lines)
 

@@ -405,3 +405,33 @@ def test_summarize_action_output() -> None:
     no_command = summarize_action_output("str_replace_editor", {"path": "/a"}, None, "ok", None)
     assert no_command.startswith("[str_replace_editor]")
     assert summarize_action_output(None, {}, "ls", "", 0).startswith("[unknown] ran `ls`")
+
+
+def test_a_failed_output_keeps_its_last_error_line() -> None:
+    from palimpsest.compaction.oneliners import summarize_action_output
+
+    refused = (
+        "Your proposed edit has introduced new syntax error(s). Please understand the fixes.\n\n"
+        "ERRORS:\n- E999 SyntaxError: unmatched ')'\n\nThis is how your edit would have looked"
+    )
+    line = summarize_action_output("edit", {}, None, refused, None)
+    assert line.endswith(" — error: - E999 SyntaxError: unmatched ')'")
+    assert is_pruned_content(line)
+    trace = 'Traceback (most recent call last):\n  File "x.py", line 2\nZeroDivisionError: division by zero'
+    ran = summarize_action_output("bash", {}, "python x.py", trace, 1)
+    assert ran.endswith(f"({len(trace)} chars) — error: ZeroDivisionError: division by zero")
+    # a stated success is not searched; a success message naming "error" is no error
+    assert "error:" not in summarize_action_output("bash", {}, "cat log", "Error: old", 0)
+    created = "File created successfully at: /repo/reproduce_error.py"
+    assert "error:" not in summarize_tool_result("str_replace_editor", {}, created)
+    long_error = "ValueError: " + "x" * 1_000
+    clipped = summarize_tool_result("execute_bash", {"command": "run"}, long_error)
+    assert clipped.endswith("...") and len(clipped) < 400 and is_pruned_content(clipped)
+
+
+def test_a_native_result_keeps_its_failed_test_line() -> None:
+    out = "." * 40 + "\nFAILED tests/test_a.py::test_x - AssertionError: expected 5 but got None\n"
+    line = summarize_tool_result("bash", {"command": "pytest"}, out)
+    assert (
+        "— error: FAILED tests/test_a.py::test_x - AssertionError: expected 5 but got None" in line
+    )

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import pytest
-from hypothesis import given
+from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from palimpsest.summarizers.error_lines import (
@@ -96,3 +96,40 @@ def test_a_bare_label_is_read_with_the_next_line() -> None:
     text = "ERROR:\n\nInvalid `path` parameter: y is not an absolute path"
     assert error_lines(text) == ["ERROR: Invalid `path` parameter: y is not an absolute path"]
     assert error_lines("ERROR:") == []  # nothing to quote
+
+
+def test_the_last_error_line_at_the_end_of_a_long_output() -> None:
+    from palimpsest.summarizers.error_lines import last_error_line_at_end
+
+    noise = "ok line\n" * 2_000
+    assert last_error_line_at_end(noise, 4_000) is None
+    trace = noise + "Traceback (most recent call last):\n  File \"x.py\", line 1\nKeyError: 'k'\n"
+    assert last_error_line_at_end(trace, 4_000) == "KeyError: 'k'"
+    assert last_error_line_at_end(noise + "ERROR:\nInvalid `path`: /x\n", 4_000) == (
+        "ERROR: Invalid `path`: /x"
+    )
+    # an error further back than the window is not read
+    assert last_error_line_at_end("Error: early\n" + noise, 4_000) is None
+    assert (
+        last_error_line_at_end("File created successfully at: /x/reproduce_error.py", 100) is None
+    )
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.sampled_from([
+            "ok", "", "   ", "Error: bad thing", "ERROR:", "Invalid path", "ValueError:",
+            "  detail", "E   AssertionError", "FAILED t.py::x - boom", "x failed with: TypeError",
+            "bash: foo: command not found", "Traceback (most recent call last):",
+            "File created successfully at: /a/error.py", "error", "=== 1 failed in 1s ===",
+        ]),
+        max_size=12,
+    ),
+    st.integers(min_value=1, max_value=200),
+)  # fmt: skip
+def test_at_end_agrees_with_the_full_reading(lines: list[str], window: int) -> None:
+    from palimpsest.summarizers.error_lines import last_error_line_at_end
+
+    text = "\n".join(lines)
+    assert last_error_line_at_end(text, window) == last_error_line(text[-window:])

@@ -38,6 +38,17 @@ def test_code_shaped_names_count_and_prose_does_not() -> None:
     assert not {"The", "bug", "calls", "needed", "int", "Then"} & set(names)
 
 
+def test_a_method_called_on_a_call_result_is_a_name() -> None:
+    names = _ranked(
+        "ds.FloatPixelData = pixel_array.flatten().tobytes()\n"
+        "shape = arr.reshape(2, 3).shape; text = load().strip(); v = get().to_dict\n"
+        "flag.append(chr(model[b].as_long()))"
+    )
+    assert "tobytes" in names and "pixel_array.flatten" in names and "as_long" in names
+    assert "to_dict" in names  # code-shaped, called or not
+    assert not {"shape", "strip"} & set(names)  # a plain word, a common call
+
+
 def test_ranked_by_use_then_first_use() -> None:
     names = _ranked("alpha_one beta_two", "beta_two gamma_three", "beta_two")
     assert names == ["beta_two", "alpha_one", "gamma_three"]
@@ -79,7 +90,7 @@ def test_only_the_start_of_a_long_text_is_read() -> None:
 _BACKTRACKING_TOKEN = re.compile(
     r"`([A-Za-z_][\w.]*)(?:\(\))?`"
     r"|(?<![\w#-])(#\d{1,7}|[A-Z][A-Z0-9]{1,9}-\d{1,6})\b"
-    r"|(?<![\w.])([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[A-Za-z]*_\w*|[a-z]+[A-Z]\w*"
+    r"|(?:(?<![\w.])|(?<=[)\]]\.))([A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+|[A-Za-z]*_\w*|[a-z]+[A-Z]\w*"
     r"|[A-Z]+[a-z0-9]+[A-Z]\w*|[A-Za-z]\w*(?=\())"
 )
 

@@ -242,3 +242,45 @@ def test_results_marked_as_errors_fail_and_every_result_of_a_message_counts() ->
     assert (run.failed, run.error) == (True, "boom happened")
     assert write.failed and facts.modified_files() == []  # the refused write wrote nothing
     assert fetch.failed and fetch.error == "upstream said no"
+
+
+def test_claude_code_edit_texts_are_read_for_names() -> None:
+    turns = [
+        {"role": "user", "content": "Add a multiply function too"},
+        {"role": "assistant", "content": None, "tool_calls": [
+            _call("e", "Edit", file_path="/project/math_utils.py", old_string="    return a - b\n",
+                  new_string="    return a - b\n\n\ndef multiply_ints(a: int, b: int) -> int:\n    return a * b\n"),
+        ]},
+        {"role": "tool", "tool_call_id": "e", "content": "The file /project/math_utils.py has been updated."},
+        {"role": "assistant", "content": None, "tool_calls": [
+            _call("m", "MultiEdit", file_path="/project/ops.py",
+                  edits=[{"old_string": "x = 1", "new_string": "RATE_LIMIT = 1"}]),
+        ]},
+        {"role": "tool", "tool_call_id": "m", "content": "Applied 1 edit to /project/ops.py"},
+    ]  # fmt: skip
+    ranked = extract_facts(turns).identifiers.ranked()
+    assert "multiply_ints" in ranked and "RATE_LIMIT" in ranked
+
+
+def test_an_edit_belongs_to_the_file_its_answer_says_is_open() -> None:
+    # The span starts after an `open` of another file: the walk assumes the old one is
+    # open until the edit's own answer names the file it changed.
+    def trailer(path: str) -> str:
+        return f"\n(Open file: {path})\n(Current directory: /repo)\nbash-$"
+
+    turns = [
+        {"role": "user", "content": "Recover the seed.", "message_type": "observation"},
+        {"role": "assistant", "content": "Look.\n<command>\nopen handler.py\n</command>", "message_type": "action"},
+        {"role": "user", "content": "OBSERVATION:\n[File: /repo/handler.py (372 lines total)]" + trailer("/repo/handler.py"), "message_type": "observation"},
+        {"role": "assistant", "content": "Fill it.\n<command>\nedit 1:1\nfrom z3 import Solver\nend_of_edit\n</command>", "message_type": "action"},
+        {"role": "user", "content": "OBSERVATION:\n[File: /repo/get_seed.py (10 lines total)]\n1:from z3 import Solver\nFile updated." + trailer("/repo/get_seed.py"), "message_type": "observation"},
+        {"role": "assistant", "content": "Again.\n<command>\nedit 2:2\nx = (\nend_of_edit\n</command>", "message_type": "action"},
+        {"role": "user", "content": "OBSERVATION:\nYour proposed edit has introduced new syntax error(s).\nERRORS:\n- E999 SyntaxError: '(' was never closed" + trailer("/repo/get_seed.py"), "message_type": "observation"},
+    ]  # fmt: skip
+    facts = extract_facts(turns)
+    assert [(a.verb, a.target) for a in facts.actions] == [
+        ("READ", "handler.py"), ("EDIT", "get_seed.py"), ("EDIT", "get_seed.py"),
+    ]  # fmt: skip
+    assert facts.modified_files() == ["get_seed.py"]  # relative to the working directory
+    failure = facts.unresolved_error()
+    assert failure is not None and failure.command == "EDIT get_seed.py"

@@ -8,6 +8,11 @@ second pass recognise its own output and leave it alone (CC-33).
 
 Numbers the formats derive from the output (characters, lines, match counts) are printed
 with comma thousands separators; argument values are printed as given.
+
+An output that reports an error keeps its last error line (read from its form,
+:mod:`palimpsest.summarizers.error_lines`): ``… (2,694 chars result) — error: - E999
+SyntaxError: unmatched ')'``. What failed and why is what the next step needs, and a
+size alone does not say it.
 """
 
 from __future__ import annotations
@@ -15,6 +20,8 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Mapping
 from typing import Any
+
+from ..summarizers.error_lines import last_error_line_at_end
 
 __all__ = [
     "DUPLICATE_PLACEHOLDER",
@@ -39,6 +46,11 @@ SCREENSHOT_PREFIX = "[screenshot removed"
 
 ONELINER_MAX_CHARS = 400
 """A ``[...]`` text shorter than this that carries a one-liner marker is taken as pruned."""
+
+ERROR_SCAN_CHARS = 4_000
+"""Characters at the end of an output searched for its last error line."""
+ERROR_QUOTE_CHARS = 160
+"""Characters of that error line a one-liner quotes (it stays under ONELINER_MAX_CHARS)."""
 
 _ONELINER_MARKERS = (" chars)", " chars result)")
 
@@ -275,14 +287,23 @@ def summarize_tool_result(name: str, arguments: Mapping[str, Any], content: str)
         tool = name if isinstance(name, str) and name else "unknown"
         fmt = _FORMATS.get(tool)
         if fmt is not None:
-            return fmt(args, out)
+            return fmt(args, out) + _error_suffix(text)
         if tool in _BROWSER_TOOLS:
-            return _browser(tool, args, out)
+            return _browser(tool, args, out) + _error_suffix(text)
         if tool in _SKILL_TOOLS:
-            return _skill(tool, args, out)
-        return _generic(tool, args, out)
+            return _skill(tool, args, out) + _error_suffix(text)
+        return _generic(tool, args, out) + _error_suffix(text)
     except Exception:  # a summary must never break compaction; fall back to the size
         return _fallback(name, text)
+
+
+def _error_suffix(text: str) -> str:
+    """`` — error: <line>`` for an output whose end holds an error line, else ``""``."""
+    line = last_error_line_at_end(text, ERROR_SCAN_CHARS)
+    if not line:
+        return ""
+    quoted = " ".join(line.split())
+    return " — error: " + _clip(quoted, ERROR_QUOTE_CHARS - 3, ERROR_QUOTE_CHARS)
 
 
 def _fallback(name: object, text: str) -> str:
@@ -319,6 +340,7 @@ def summarize_action_output(
         code = "?" if exit_code is None else str(exit_code)
         return (
             f"[{label}] ran `{shown}` -> exit {code}, {out.lines} lines output ({out.chars} chars)"
+            + ("" if exit_code == 0 else _error_suffix(text))
         )
     except Exception:  # a one-liner must never break compaction
         return _fallback(label, text)

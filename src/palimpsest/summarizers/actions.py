@@ -116,6 +116,9 @@ class Action:
     reads: list[str] = field(default_factory=list)
     cwd: str | None = None
     write_lines: int | None = None
+    on_open_file: bool = False
+    """The target is the file assumed open (SWE-agent ``edit``/``insert``): the
+    observation's ``(Open file: …)`` trailer, when it names another, is the truth."""
 
     @property
     def informative(self) -> bool:
@@ -258,7 +261,9 @@ def classify_command(command: str, tool: str = "bash", open_file: str | None = N
         if word == "create":
             return _file_action("WRITE", word, arg, {})
         if word in ("edit", "insert"):
-            return _file_action("EDIT", word, open_file, {})
+            action = _file_action("EDIT", word, open_file, {})
+            action.on_open_file = True
+            return action
         if word == "open":
             return _file_action("READ", word, arg or open_file, {})
         if word in ("goto", "scroll_up", "scroll_down"):

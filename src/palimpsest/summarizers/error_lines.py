@@ -16,7 +16,14 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["TRACEBACK", "error_lines", "is_error_line", "last_error_line", "mentions_failure"]
+__all__ = [
+    "TRACEBACK",
+    "error_lines",
+    "is_error_line",
+    "last_error_line",
+    "last_error_line_at_end",
+    "mentions_failure",
+]
 
 TRACEBACK = "Traceback (most recent call last)"
 
@@ -46,6 +53,7 @@ _FORMS = re.compile(
 _FAST_KEYS = ("rror", "xception", "ERR", "fatal", "Fatal", "FATAL", "FAIL", "fail", "panic",
               "Interrupt", "Failure", "E  ", "not found", "No such", "denied", "Segmentation",
               "core dumped", "Traceback")  # fmt: skip
+_FAST_KEY_RE = re.compile("|".join(re.escape(key) for key in _FAST_KEYS))
 # A file tool's success message: whatever path or name it carries, it did not fail.
 _SUCCESS = re.compile(
     r"^\s*(?:File created successfully|The file \S.* has been (?:edited|updated|created)"
@@ -113,6 +121,39 @@ def last_error_line(text: str) -> str | None:
     """
     lines = error_lines(text)
     return lines[-1] if lines else None
+
+
+def last_error_line_at_end(text: str, window: int) -> str | None:
+    """:func:`last_error_line` of the last ``window`` characters of ``text``, cheaply.
+
+    Only the lines that hold one of the fast keys are searched, each with the text line
+    after it (a bare ``ERROR:`` label is read with its next line), so a long output without
+    errors costs one scan for the keys, not the full pattern.
+    """
+    tail = text[-window:]
+    starts: set[int] = set()
+    done = -1  # the start of the last line whose keys were handled
+    for hit in _FAST_KEY_RE.finditer(tail):
+        start = tail.rfind("\n", 0, hit.start()) + 1
+        if start == done:
+            continue
+        done = start
+        starts.add(start)
+        # the line after it, past blank ones (a bare label is read with the next text)
+        stop = tail.find("\n", hit.end())
+        while stop != -1:
+            starts.add(stop + 1)
+            after = tail.find("\n", stop + 1)
+            if tail[stop + 1 : len(tail) if after == -1 else after].strip():
+                break
+            stop = after
+    if not starts:
+        return None
+    picked = []
+    for start in sorted(starts):
+        stop = tail.find("\n", start)
+        picked.append(tail[start : stop if stop != -1 else len(tail)])
+    return last_error_line("\n".join(picked))
 
 
 def mentions_failure(line: str) -> bool:

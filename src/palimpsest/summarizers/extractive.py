@@ -75,12 +75,14 @@ class _Level:
 
 
 _LEVELS = (
+    # identifiers give way more slowly than actions: a name costs a few tokens and is what
+    # a resumed agent searches for; an action line costs twenty and most say "ran ls"
     _Level(1_385, 400, 12, None, 40, 80),
-    _Level(1_000, 300, 10, 200, 30, 60),
-    _Level(600, 200, 8, 100, 20, 45),
-    _Level(400, 160, 6, 50, 12, 30),
-    _Level(300, 120, 4, 25, 8, 20),
-    _Level(200, 100, 3, 12, 4, 12),
+    _Level(1_000, 300, 10, 200, 30, 80),
+    _Level(600, 200, 8, 100, 20, 80),
+    _Level(400, 160, 6, 50, 12, 60),
+    _Level(300, 120, 4, 25, 8, 45),
+    _Level(200, 100, 3, 12, 4, 30),
     _Level(160, 80, 2, 6, 2, 6),
     _Level(120, 60, 1, 3, 0, 3),
     _Level(80, 40, 0, 0, 0, 0, compact_written=True),

@@ -9,8 +9,9 @@ by keeping assistant text verbatim.
 A token counts when it is code-shaped: it has an underscore (``snake_case``,
 ``SCREAMING_CASE``, ``__init__``), an inner capital (``CamelCase``, ``camelCase``), a dot
 between two names (``module.attr``, ``a.b.c``; file names are left to Relevant Files), a
-call (``name(``), or it is an issue id (``#123``, ``PROJ-42``) or a backticked single word.
-Plain English words never qualify, so prose costs nothing but the scan. Each text is read
+call (``name(``, also a method called on a call's or an item's result: ``tobytes`` in
+``arr.flatten().tobytes()``, ``as_long`` in ``model[b].as_long()``), or it is an issue id
+(``#123``, ``PROJ-42``) or a backticked single word. Plain English words never qualify, so prose costs nothing but the scan. Each text is read
 up to :data:`SCAN_CHARS`, so the work per message is bounded.
 """
 
@@ -36,7 +37,8 @@ MAX_DISTINCT = 2_000
 _TOKEN = re.compile(
     r"`([A-Za-z_][\w.]*+)(?:\(\))?`"  # a backticked name
     r"|(?<![\w#-])(#\d{1,7}+|[A-Z][A-Z0-9]{1,9}+-\d{1,6}+)\b"  # issue ids
-    r"|(?<![\w.])([A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)+|[A-Za-z]*+_\w*|[a-z]++[A-Z]\w*"
+    r"|(?:(?<![\w.])|(?<=[)\]]\.))"  # not inside a name; a method of a call's or an item's result
+    r"([A-Za-z_]\w*+(?:\.[A-Za-z_]\w*+)+|[A-Za-z]*+_\w*|[a-z]++[A-Z]\w*"
     r"|[A-Z]++[a-z0-9]++[A-Z]\w*|[A-Za-z]\w*+(?=\())"
 )
 _PARTS = re.compile(r"[._-]")

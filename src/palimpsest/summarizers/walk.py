@@ -91,6 +91,7 @@ _VERSION = re.compile(r"\b(?:version|v)\s?(\d+\.\d+(?:\.\d+)+)\b|==(\d+\.\d+(?:\
 _EDIT_TEXT_KEYS = frozenset((
     "new_str", "old_str", "replacement_text", "replace", "search", "text", "file_text",
     "content", "insert_line_text", "patch", "input",
+    "new_string", "old_string",  # Claude Code's Edit (and each of MultiEdit's "edits")
 ))  # fmt: skip
 
 
@@ -184,11 +185,9 @@ class Walker:
             if self.names:
                 tally.add(read_action.command or "")
                 used.append(read_action.command or "")
-                for key in _EDIT_TEXT_KEYS.intersection(arguments):
-                    value = arguments[key]
-                    if isinstance(value, str):
-                        tally.add(value)
-                        used.append(value)
+                for value in _edit_texts(arguments):
+                    tally.add(value)
+                    used.append(value)
         text = reading.text
         if text and not text.isspace() and self.names:
             tally.add(text)
@@ -303,6 +302,8 @@ class Walker:
             facts.set_cwd(hinted_cwd)
         if open_file:
             self.open_file = open_file
+            if action.on_open_file and action.writes:
+                _retarget(action, open_file)
             if action.verb in ("EDIT", "WRITE") and not action.writes and not action.failed:
                 action.writes.append(
                     (open_file, "modified" if action.verb == "EDIT" else "created")
@@ -412,6 +413,30 @@ class Walker:
             facts.add_critical(f"URL mentioned: {url}")
         self._values(text[:TEXT_SCAN])
         self._mentions(text, request=True)
+
+
+def _retarget(action: Action, open_file: str) -> None:
+    """An ``edit`` of the file assumed open whose answer names another open file edited
+    that one (the assumption was stale: a span that starts mid-run, a failed ``open``)."""
+    path = action.writes[0][0]
+    if path == open_file or path.endswith("/" + open_file) or open_file.endswith("/" + path):
+        return
+    action.writes = [(open_file, "modified")]
+    action.target = open_file
+    action.key = f"EDIT {open_file}"
+
+
+def _edit_texts(arguments: Mapping[str, Any]) -> list[str]:
+    """The texts an edit writes or replaces, MultiEdit's list of edits included."""
+    texts = [
+        v for k in _EDIT_TEXT_KEYS.intersection(arguments) if isinstance(v := arguments[k], str)
+    ]
+    edits = arguments.get("edits")
+    if isinstance(edits, list):
+        for edit in edits[:50]:
+            if isinstance(edit, Mapping):
+                texts.extend(_edit_texts(edit))
+    return texts
 
 
 def _flagged(message: Mapping[str, Any] | None) -> bool | set[str]:
