@@ -163,8 +163,9 @@ def test_cli_reads_promptly_and_a_blocked_write_prints_one_line(tmp_path: Path) 
             code, _, err, took = cli(home, *args)
             assert code == 0, err
             # Whatever the interpreter start costs (measured above without the lock),
-            # reading adds less than a second while another process writes.
-            assert took < free[3] + 1.0, (args, took, free[3])
+            # reading does not wait for the writer: a read that waited would take the
+            # retry budget (10 s) and fail. The margin is for a loaded CI machine.
+            assert took < free[3] + 5.0, (args, took, free[3])
         code, _, err, took = cli(home, "import", str(transcript))
     assert code == 1 and took < 15
     assert len(err.strip().splitlines()) == 1 and "another process holds the write lock" in err
