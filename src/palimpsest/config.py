@@ -385,8 +385,8 @@ class StoreSettings(_Section):
     embedder: str | None = None
     """Search by meaning beside words (docs/search.md): ``bundled`` (the ``vectors``
     extra's offline model) or ``package.module:function``, a function of yours taking a list
-    of texts and returning one vector (a list of floats) per text. Unset: words only. A
-    SQLite store only; set with a PostgreSQL URL it is an error."""
+    of texts and returning one vector (a list of floats) per text. Unset: words only.
+    Either backend (on PostgreSQL the vectors are scored in Python: docs/postgres.md)."""
 
 
 class Settings(_Section):
