@@ -10,8 +10,10 @@ from __future__ import annotations
 import json
 import os
 import re
+import signal
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -70,7 +72,9 @@ def _transcript(path: Path) -> Path:
     return path
 
 
-def _spawn(args: list[str], cwd: Path) -> pexpect.spawn:
+def _spawn(
+    args: list[str], cwd: Path, preexec_fn: Callable[[], None] | None = None
+) -> pexpect.spawn:
     env = dict(os.environ)
     env.update(
         PYTHONPATH=str(SRC) + os.pathsep + env.get("PYTHONPATH", ""),
@@ -86,6 +90,7 @@ def _spawn(args: list[str], cwd: Path) -> pexpect.spawn:
         encoding="utf-8",
         timeout=20,
         dimensions=(60, 220),
+        preexec_fn=preexec_fn,
     )
 
 
@@ -350,6 +355,40 @@ class TestArguments:
         chat_help = runner.invoke(app, ["chat", "--help"]).output
         for option in ("--model", "--base-url", "--session", "--tools", "--context-length", "--db"):
             assert option in chat_help and f"`{option}" in docs
+
+
+def _ignore_sigint() -> None:
+    signal.signal(signal.SIGINT, signal.SIG_IGN)
+
+
+def test_ctrl_c_at_the_prompt_leaves_even_when_started_with_sigint_ignored(
+    workspace: Path, tmp_path: Path
+) -> None:
+    # A background job of a non-interactive shell inherits SIGINT ignored.
+    transcript = tmp_path / "hello.json"
+    transcript.write_text(
+        json.dumps([{"role": "user", "content": "hi"}, {"role": "assistant", "content": "Hello."}]),
+        encoding="utf-8",
+    )
+    child = _spawn(
+        [
+            "--model",
+            f"replay:{transcript}",
+            "--db",
+            str(tmp_path / "state.db"),
+            "--context-length",
+            "4096",
+        ],
+        workspace,
+        preexec_fn=_ignore_sigint,
+    )
+    child.expect_exact(PROMPT)
+    assert "Hello." in _turn(child, "hi")
+    child.sendintr()
+    child.expect(r"resume with: palimpsest chat --session \S+ ")
+    child.expect(pexpect.EOF)
+    child.close()
+    assert child.exitstatus == 0
 
 
 def test_offline_first_run_in_a_terminal(

@@ -145,6 +145,24 @@ def _interrupts(agent: Agent, console: Console) -> Iterator[None]:
         signal.signal(signal.SIGINT, previous)
 
 
+@contextmanager
+def _ctrl_c_works() -> Iterator[None]:
+    """Ctrl-C raises ``KeyboardInterrupt`` at the prompt even when chat was started with
+    SIGINT ignored. A process started in the background of a non-interactive shell (a
+    script's ``cmd &``, some CI runners and job launchers) inherits SIGINT ignored, and
+    Python then installs no handler of its own: Ctrl-C at the prompt did nothing, and only
+    EOF or ``/exit`` left. An interactive chat wants its Ctrl-C back."""
+    previous = signal.getsignal(signal.SIGINT)
+    if previous is not signal.SIG_IGN:
+        yield
+        return
+    signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 def _interrupted(renderer: EventRenderer) -> None:
     renderer.finish()
     renderer.console.print("[yellow]interrupted: the session is kept[/]", highlight=False)
@@ -314,7 +332,8 @@ def chat_command(
             agent.compressor.context_window = window  # /status names where it came from
             try:
                 console.print(_welcome(agent, chat_model, session is not None), markup=False)
-                session_id = chat_loop(agent, console)
+                with _ctrl_c_works():
+                    session_id = chat_loop(agent, console)
             finally:
                 agent.close()
             if session_id and not store.message_count(session_id):
