@@ -53,8 +53,8 @@ def age(store: OutputStore, digest: str, days: float) -> None:
 def test_list_and_path_on_an_empty_home_create_nothing(isolated_home: Path) -> None:
     done = run(isolated_home, "list")
     assert done.returncode == 0 and done.stdout == "" and "No saved outputs" in done.stderr
-    assert json.loads(run(isolated_home, "list", "--json").stdout) == []
-    assert run(isolated_home, "path").stdout.strip() == str(isolated_home / "outputs")
+    assert json.loads(run_here(isolated_home, "list", "--json").stdout) == []
+    assert run_here(isolated_home, "path").stdout.strip() == str(isolated_home / "outputs")
     assert not isolated_home.exists()
 
 
