@@ -31,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+import typer
 from typer.testing import CliRunner
 
 from palimpsest.cli import sessions_search  # noqa: F401  (registers `search`)
@@ -178,10 +179,24 @@ def home(planted_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     yield planted_home
 
 
+SESSIONS = typer.main.get_command(sessions_app)
+"""``sessions`` as click runs it, built once: ``runner.invoke(sessions_app)`` rebuilds the
+whole group (every command's signature read again) on each of the hundreds of calls here."""
+
+
 def cli(*args: str) -> str:
-    result = runner.invoke(sessions_app, list(args))
-    assert result.exit_code == 0, result.output
-    return result.stdout + result.stderr
+    with runner.isolation() as (out, err, _):
+        try:
+            SESSIONS.main(list(args), prog_name="sessions")
+        except SystemExit as exc:
+            code = exc.code
+        else:
+            code = 0
+        sys.stdout.flush()
+        sys.stderr.flush()
+        stdout, stderr = out.getvalue().decode(), err.getvalue().decode()
+    assert code == 0, stdout + stderr
+    return stdout + stderr
 
 
 def queries(kind: str, secret: str, line: str) -> list[str]:
