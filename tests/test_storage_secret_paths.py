@@ -32,8 +32,8 @@ from typing import Any
 
 import pytest
 import typer
-from typer.testing import CliRunner
 
+from cli_inproc import invoke_command
 from palimpsest.cli import sessions_search  # noqa: F401  (registers `search`)
 from palimpsest.cli.sessions import console, sessions_app
 from palimpsest.providers import ScriptedChatModel
@@ -97,8 +97,6 @@ KINDS: list[tuple[str, str, str]] = [p for p in PLANTED if p[0] in RECOGNISED_KI
 
 WINDOW = 8
 """A leak is any run of this many consecutive characters of a planted secret."""
-
-runner = CliRunner()
 
 
 def leaks(text: str, kinds: list[tuple[str, str, str]] = KINDS) -> list[str]:
@@ -180,23 +178,14 @@ def home(planted_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
 
 
 SESSIONS = typer.main.get_command(sessions_app)
-"""``sessions`` as click runs it, built once: ``runner.invoke(sessions_app)`` rebuilds the
-whole group (every command's signature read again) on each of the hundreds of calls here."""
+"""``sessions`` as click runs it, built once (``CliRunner().invoke(sessions_app)`` rebuilds the
+whole group on every call)."""
 
 
 def cli(*args: str) -> str:
-    with runner.isolation() as (out, err, _):
-        try:
-            SESSIONS.main(list(args), prog_name="sessions")
-        except SystemExit as exc:
-            code = exc.code
-        else:
-            code = 0
-        sys.stdout.flush()
-        sys.stderr.flush()
-        stdout, stderr = out.getvalue().decode(), err.getvalue().decode()
-    assert code == 0, stdout + stderr
-    return stdout + stderr
+    result = invoke_command(SESSIONS, *args, prog_name="sessions")
+    assert result.returncode == 0, result.stdout + result.stderr
+    return result.stdout + result.stderr
 
 
 def queries(kind: str, secret: str, line: str) -> list[str]:
