@@ -144,6 +144,8 @@ def test_gc_without_a_session_database_says_nothing_is_live(isolated_home: Path)
     report = json.loads(done.stdout)
     assert report["removed"] == [big.digest] and "no session database" in report["live_note"]
     assert small.path.exists() and not (isolated_home / "state.db").exists()
+    with OutputStore() as store:  # older than --max-age for sure (in-process, no start-up)
+        age(store, small.digest, days=1)
     text = run_here(isolated_home, "gc", "--max-age", "0.000001")
     assert "no session database" in text.stderr and "removed 1 outputs" in text.stdout
 
