@@ -12,6 +12,7 @@ from __future__ import annotations
 import subprocess
 import sys
 from collections.abc import Mapping
+from typing import Any
 
 from typer.testing import CliRunner
 
@@ -35,4 +36,24 @@ def invoke_cli(
         sys.stderr.flush()
         return subprocess.CompletedProcess(
             ["palimpsest", *args], code, out.getvalue().decode(), err.getvalue().decode()
+        )
+
+
+def invoke_command(command: Any, *args: str, prog_name: str) -> subprocess.CompletedProcess[str]:
+    """``command`` (a click command built once, e.g. ``typer.main.get_command(sessions_app)``)
+    run on ``args`` with the streams swapped; stdout, stderr and the exit status.
+
+    ``CliRunner.invoke(typer_app)`` builds the click tree again on every call (every
+    command's signature read anew); a test that makes hundreds of calls builds it once."""
+    with CliRunner().isolation() as (out, err, _):
+        try:
+            command.main(list(args), prog_name=prog_name)
+        except SystemExit as exc:
+            code = exc.code if isinstance(exc.code, int) else int(exc.code is not None)
+        else:
+            code = 0
+        sys.stdout.flush()
+        sys.stderr.flush()
+        return subprocess.CompletedProcess(
+            [prog_name, *args], code, out.getvalue().decode(), err.getvalue().decode()
         )

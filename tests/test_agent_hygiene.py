@@ -457,6 +457,7 @@ from palimpsest.agent.hygiene import GatewayHygiene
 db, sid, name, count, go = sys.argv[1], sys.argv[2], sys.argv[3], int(sys.argv[4]), Path(sys.argv[5])
 with SessionStore(db) as store:
     gate = GatewayHygiene(store, model=ScriptedChatModel([]), context_length=128_000)
+    (go.parent / f"ready-{name}").touch()
     while not go.exists():
         time.sleep(0.005)
     for i in range(count):
@@ -486,10 +487,15 @@ class TestProcesses:
             )
             for n in range(4)
         ]
-        time.sleep(1.0)  # let every worker import and open the store
-        go.touch()
         finished: list[tuple[int, str, str]] = []
         try:
+            # every worker has imported and opened the store (or one died: its error shows)
+            deadline = time.monotonic() + 180
+            while len(list(tmp_path.glob("ready-p*"))) < 4 and time.monotonic() < deadline:
+                if any(p.poll() is not None for p in procs):
+                    break
+                time.sleep(0.02)
+            go.touch()
             for p in procs:
                 out, err = p.communicate(timeout=180)
                 finished.append((p.returncode, out, err))

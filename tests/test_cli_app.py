@@ -1,6 +1,7 @@
 """The root command: ``--version``, shell completion, colour only where wanted.
 
-Run as a user runs it: a subprocess, or a real terminal through pexpect for colour.
+The entry point's own behaviour (version, help, completion) in a subprocess as a user runs it,
+colour in a real terminal through pexpect; the flag conventions in-process (``cli_inproc``).
 """
 
 from __future__ import annotations
@@ -14,6 +15,7 @@ from typing import Any
 import pexpect
 
 import palimpsest
+from cli_inproc import invoke_cli
 from cli_run import SRC, run_cli
 from palimpsest.storage.sessions import SessionStore
 
@@ -67,7 +69,7 @@ def test_no_color_is_honoured_in_a_terminal(isolated_home: Path) -> None:
 
 
 def test_a_usage_error_is_one_short_line_even_with_a_huge_argument() -> None:
-    done = run_cli("memory", "add", "memory", "x" * 5000)
+    done = invoke_cli("memory", "add", "memory", "x" * 5000)
     assert done.returncode == 2
     lines = done.stderr.strip().splitlines()
     assert len(lines) == 1 and len(lines[0]) < 400
@@ -196,32 +198,32 @@ def test_readme_command_list_is_complete() -> None:
 
 def test_dash_is_stdout_for_every_output_option(tmp_path: Path, isolated_home: Path) -> None:
     example = str(ROOT / "examples" / "marshmallow-1867.traj")
-    done = run_cli("compress", example, "-o", "-")
+    done = invoke_cli("compress", example, "-o", "-")
     assert done.returncode == 0 and done.stdout.lstrip().startswith("[")
     assert not (Path.cwd() / "-").exists()
-    sid = run_cli("sessions", "import", example).stdout.strip()
-    exported = run_cli("sessions", "export", sid, "-o", "-")
+    sid = invoke_cli("sessions", "import", example).stdout.strip()
+    exported = invoke_cli("sessions", "export", sid, "-o", "-")
     assert exported.returncode == 0 and exported.stdout.lstrip().startswith("[")
 
 
 def test_compress_json_puts_the_report_on_stdout(tmp_path: Path) -> None:
     example = str(ROOT / "examples" / "marshmallow-1867.traj")
-    done = run_cli("compress", example, "--json", "-o", str(tmp_path / "out.json"))
+    done = invoke_cli("compress", example, "--json", "-o", str(tmp_path / "out.json"))
     assert done.returncode == 0, done.stderr
     import json
 
     report = json.loads(done.stdout)
     assert report["token_count"] in ("exact", "bound") and "fits" in report
-    refused = run_cli("compress", example, "--json")
+    refused = invoke_cli("compress", example, "--json")
     assert refused.returncode == 2 and "-o FILE" in refused.stderr
 
 
 def test_db_is_taken_by_every_sessions_command(tmp_path: Path, isolated_home: Path) -> None:
     db = tmp_path / "elsewhere.db"
-    sid = run_cli(
+    sid = invoke_cli(
         "sessions", "import", str(ROOT / "examples" / "marshmallow-1867.traj"), "--db", str(db)
     ).stdout.strip()
-    assert run_cli("sessions", "path", "--db", str(db)).stdout.strip() == str(db)
-    listed = run_cli("sessions", "list", "--json", "--db", str(db))
+    assert invoke_cli("sessions", "path", "--db", str(db)).stdout.strip() == str(db)
+    listed = invoke_cli("sessions", "list", "--json", "--db", str(db))
     assert sid in listed.stdout
     assert not (isolated_home / "state.db").exists()

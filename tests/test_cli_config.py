@@ -1,4 +1,7 @@
-"""``palimpsest config show`` and ``config path``, run as subprocesses."""
+"""``palimpsest config show`` and ``config path``.
+
+In-process through the console script's ``main`` (``cli_inproc``); ``config path`` also in a
+real process."""
 
 from __future__ import annotations
 
@@ -6,11 +9,12 @@ import json
 from pathlib import Path
 from typing import Any
 
-from cli_run import cli_env, run_cli
+from cli_inproc import invoke_cli
+from cli_run import run_cli
 
 
 def _rows(*args: str, **env: str) -> dict[str, dict[str, Any]]:
-    result = run_cli("config", "show", "--json", *args, env=cli_env(**env))
+    result = invoke_cli("config", "show", "--json", *args, env=env)
     assert result.returncode == 0, result.stderr
     return {row["key"]: row for row in json.loads(result.stdout)}
 
@@ -43,7 +47,7 @@ def test_file_values_name_the_file(isolated_home: Path) -> None:
     assert rows["compression.target_ratio"]["source"] == "default"
     db = rows["paths.sessions_db"]
     assert db["value"] == "/tmp/x.db" and db["source"] == "file"
-    changed = run_cli("config", "show", "--changed", "--json")
+    changed = invoke_cli("config", "show", "--changed", "--json")
     keys = {row["key"] for row in json.loads(changed.stdout)}
     assert "compression.threshold" in keys and "compression.target_ratio" not in keys
 
@@ -63,7 +67,7 @@ def test_flag_and_environment_choose_the_file(tmp_path: Path) -> None:
 def test_table_shows_values_and_sources_whole(isolated_home: Path) -> None:
     isolated_home.mkdir(parents=True)
     (isolated_home / "config.yaml").write_text("memory:\n  memory_char_limit: 999\n")
-    result = run_cli("config", "show")
+    result = invoke_cli("config", "show")
     assert result.returncode == 0 and "…" not in result.stdout
     line = next(x for x in result.stdout.splitlines() if x.startswith("memory.memory_char_limit"))
     assert "999" in line and "file" in line
@@ -82,12 +86,12 @@ def test_bad_yaml_and_bad_key_are_one_line(isolated_home: Path) -> None:
     isolated_home.mkdir(parents=True)
     config = isolated_home / "config.yaml"
     config.write_text("compression:\n  threshold: [0.5\nmodel: x\n")
-    result = run_cli("config", "show")
+    result = invoke_cli("config", "show")
     lines = result.stderr.strip().splitlines()
     assert result.returncode == 2 and len(lines) == 1, result.stderr
     assert "not valid YAML: line" in lines[0] and str(config) in lines[0]
     config.write_text("compression:\n  treshold: 0.5\n")
-    result = run_cli("config", "show")
+    result = invoke_cli("config", "show")
     assert result.returncode == 2 and "compression.treshold" in result.stderr
 
 
@@ -99,10 +103,10 @@ def test_a_binary_config_file_is_one_line_naming_it(isolated_home: Path, tmp_pat
     transcript.write_text('[{"role": "user", "content": "hi"}]')
     for args, env in (
         (("compress", str(transcript), "--config", str(binary)), None),
-        (("config", "show"), cli_env(PALIMPSEST_CONFIG=str(binary))),
+        (("config", "show"), {"PALIMPSEST_CONFIG": str(binary)}),
         (("trajectories", "compress", str(transcript), "--trajectory-config", str(binary)), None),
     ):
-        result = run_cli(*args, env=env)
+        result = invoke_cli(*args, env=env)
         lines = result.stderr.strip().splitlines()
         assert result.returncode == 2 and len(lines) == 1, result.stderr
         assert f"{binary}: not a UTF-8 YAML file (byte 0xd0 at offset 30 is not UTF-8)" in lines[0]
@@ -121,7 +125,7 @@ def test_the_effective_threshold_is_reported_per_window(
     config.write_text("compression:\n  threshold: 0.5\nmodel:\n  context_length: 16000\n")
     value = _rows("--config", str(config))["compression.effective_threshold_tokens"]["value"]
     assert value["8000"] == 4_000 and value["16000"] == 8_000
-    text = run_cli("config", "show", "--config", str(config)).stdout
+    text = invoke_cli("config", "show", "--config", str(config)).stdout
     assert "8,000 → 4,000 (50%)" in text and "16,000 → 8,000 (50%)" in text
 
 
@@ -141,6 +145,6 @@ def test_the_window_and_threshold_in_effect_name_their_source(tmp_path: Path) ->
     threshold = rows["compression.threshold_in_effect"]
     assert threshold["source"] == "compression.model_thresholds['openai:gpt-5']"
     assert threshold["value"]["tokens"] == 300_000 and threshold["value"]["ratio"] == 0.3
-    text = run_cli("config", "show", "--config", str(config), env=cli_env()).stdout
+    text = invoke_cli("config", "show", "--config", str(config)).stdout
     assert "model.window_in_effect: 1000000 (model.context_length in the config)" in text
     assert "compression.model_thresholds['openai:gpt-5']" in text

@@ -97,10 +97,18 @@ def test_bad_config_is_one_line(isolated_home: Path) -> None:
     assert code == 2 and "memory.limit" in err
 
 
-# -- issue 14: wording for a person (real subprocesses) -----------------------------------
+# -- issue 14: wording for a person (through the console script's main; a real process where
+# the shell's bytes reach argv) ------------------------------------------------------------
 
 
 def _mem(*args: str) -> tuple[int, str, str]:
+    from cli_inproc import invoke_cli
+
+    result = invoke_cli("memory", *args)
+    return result.returncode, result.stdout, result.stderr
+
+
+def _mem_process(*args: str) -> tuple[int, str, str]:
     from cli_run import run_cli
 
     result = run_cli("memory", *args)
@@ -144,7 +152,7 @@ def test_an_argument_that_is_not_utf8_is_one_line_and_nothing_is_written(
     isolated_home: Path,
 ) -> None:
     """Issue 20: `memory add $'note \\xff\\xfe'` was a UnicodeEncodeError traceback."""
-    code, out, err = _mem("add", "note \udcff\udcfe")  # the shell's bytes 0xff 0xfe
+    code, out, err = _mem_process("add", "note \udcff\udcfe")  # the shell's bytes 0xff 0xfe
     assert code == 2 and out == "", err
     assert err.strip().splitlines() == [
         "error: Content is not valid UTF-8 text: a lone surrogate U+DCFF at character 5; "
@@ -152,6 +160,6 @@ def test_an_argument_that_is_not_utf8_is_one_line_and_nothing_is_written(
     ]
     assert not (isolated_home / "memories" / "MEMORY.md").exists()
     assert _mem("add", "a fine note")[0] == 0
-    code, _, err = _mem("replace", "a fine note", "bad \udcff")
+    code, _, err = _mem_process("replace", "a fine note", "bad \udcff")
     assert code == 2 and "not valid UTF-8" in err
     assert "a fine note" in (isolated_home / "memories" / "MEMORY.md").read_text()

@@ -1,5 +1,8 @@
-"""``palimpsest outputs``: list, show, grep, path and gc, run as real subprocesses
-(``python -m palimpsest.cli``; the package itself has no ``__main__``)."""
+"""``palimpsest outputs``: list, show, grep, path and gc.
+
+Mostly in-process through the console script's ``main`` (:func:`run_here`); an empty home and
+the issue-10 ``gc`` acceptance test run as real subprocesses (``python -m palimpsest.cli``;
+the package itself has no ``__main__``)."""
 
 from __future__ import annotations
 
@@ -50,8 +53,8 @@ def age(store: OutputStore, digest: str, days: float) -> None:
 def test_list_and_path_on_an_empty_home_create_nothing(isolated_home: Path) -> None:
     done = run(isolated_home, "list")
     assert done.returncode == 0 and done.stdout == "" and "No saved outputs" in done.stderr
-    assert json.loads(run(isolated_home, "list", "--json").stdout) == []
-    assert run(isolated_home, "path").stdout.strip() == str(isolated_home / "outputs")
+    assert json.loads(run_here(isolated_home, "list", "--json").stdout) == []
+    assert run_here(isolated_home, "path").stdout.strip() == str(isolated_home / "outputs")
     assert not isolated_home.exists()
 
 
@@ -137,11 +140,13 @@ def test_gc_without_a_session_database_says_nothing_is_live(isolated_home: Path)
         big = store.put_text("x" * 3000)
         small = store.put_text("y" * 10)
         age(store, big.digest, days=1)
-    done = run(isolated_home, "gc", "--max-size", "0.001", "--json")
+    done = run_here(isolated_home, "gc", "--max-size", "0.001", "--json")
     report = json.loads(done.stdout)
     assert report["removed"] == [big.digest] and "no session database" in report["live_note"]
     assert small.path.exists() and not (isolated_home / "state.db").exists()
-    text = run(isolated_home, "gc", "--max-age", "0.000001")
+    with OutputStore() as store:  # older than --max-age for sure (in-process, no start-up)
+        age(store, small.digest, days=1)
+    text = run_here(isolated_home, "gc", "--max-age", "0.000001")
     assert "no session database" in text.stderr and "removed 1 outputs" in text.stdout
 
 
@@ -152,16 +157,16 @@ def test_gc_rebuilds_a_damaged_index(isolated_home: Path) -> None:
     for suffix in ("-wal", "-shm"):
         index.with_name(index.name + suffix).unlink(missing_ok=True)
     index.write_bytes(b"garbage" * 1000)
-    broken = run(isolated_home, "list")
+    broken = run_here(isolated_home, "list")
     assert (
         broken.returncode == 1
         and "--rebuild-index" in broken.stderr
         and str(index) in broken.stderr
     )
-    fixed = run(isolated_home, "gc", "--rebuild-index")
+    fixed = run_here(isolated_home, "gc", "--rebuild-index")
     assert fixed.returncode == 0, fixed.stderr
     assert "rebuilt the index from 1 saved files" in fixed.stderr
-    assert [r["digest"] for r in json.loads(run(isolated_home, "list", "--json").stdout)] == [
+    assert [r["digest"] for r in json.loads(run_here(isolated_home, "list", "--json").stdout)] == [
         found.digest
     ]
 
@@ -177,5 +182,5 @@ def test_every_outputs_command_has_help() -> None:
 
 @pytest.mark.parametrize("args", [("--help",), ("gc", "--help")])
 def test_help_runs(isolated_home: Path, args: tuple[str, ...]) -> None:
-    done = run(isolated_home, *args)
+    done = run_here(isolated_home, *args)
     assert done.returncode == 0 and "Usage" in done.stdout

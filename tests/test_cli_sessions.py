@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
+from cli_inproc import invoke_cli
 from cli_run import run_cli
 from palimpsest.cli.app import app
 from palimpsest.messages import load_transcript
@@ -261,7 +262,8 @@ def test_config_chooses_the_file_and_the_layout(isolated_home: Path, tmp_path: P
     assert code == 2 and "store.fts_layuot" in err
 
 
-# -- issue 14: prefixes, filters, stdin, duplicates (real subprocesses) -----------------
+# -- issue 14: prefixes, filters, stdin, duplicates (through the console script's main; bad
+# stdin from a real pipe) -----------------------------------------------------------------
 
 
 def _ten_sessions() -> None:
@@ -272,39 +274,39 @@ def _ten_sessions() -> None:
 
 def test_ambiguous_prefix_lists_the_candidates() -> None:
     _ten_sessions()
-    result = run_cli("sessions", "show", "20261123")
+    result = invoke_cli("sessions", "show", "20261123")
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
     assert "ambiguous: it matches 10 sessions" in result.stderr
     assert "20261123_100000_abc000" in result.stderr and "no session with id" not in result.stderr
-    assert run_cli("sessions", "tip", "20261123_100003").stdout == "20261123_100003_abc003\n"
-    missing = run_cli("sessions", "show", "1999")
+    assert invoke_cli("sessions", "tip", "20261123_100003").stdout == "20261123_100003_abc003\n"
+    missing = invoke_cli("sessions", "show", "1999")
     assert missing.returncode == 2 and "no session with id '1999'" in missing.stderr
 
 
 def test_a_filter_matching_nothing_says_so() -> None:
-    empty = run_cli("sessions", "list")
+    empty = invoke_cli("sessions", "list")
     assert empty.returncode == 0 and "No sessions stored yet." in empty.stderr
     _ten_sessions()
-    result = run_cli("sessions", "list", "--source", "nosuch")
+    result = invoke_cli("sessions", "list", "--source", "nosuch")
     assert result.returncode == 0 and "No sessions stored yet." not in result.stderr
     assert "No session matches --source nosuch (10 sessions stored" in result.stderr
-    past = run_cli("sessions", "list", "--offset", "50")
+    past = invoke_cli("sessions", "list", "--offset", "50")
     assert "No session matches --offset 50" in past.stderr
 
 
 def test_import_from_stdin_and_duplicates_by_content() -> None:
     text = TRANSCRIPT.read_text(encoding="utf-8")
-    first = run_cli("sessions", "import", "-", "--title", "piped", stdin=text)
+    first = invoke_cli("sessions", "import", "-", "--title", "piped", stdin=text)
     assert first.returncode == 0, first.stderr
     sid = first.stdout.strip()
     assert "imported 6 messages from <stdin>" in first.stderr
     # The same content from a file (another name, reformatted JSON) is the same transcript.
-    again = run_cli("sessions", "import", str(TRANSCRIPT))
+    again = invoke_cli("sessions", "import", str(TRANSCRIPT))
     assert again.returncode == 3 and again.stdout.strip() == sid
     assert f"already imported as session {sid}" in again.stderr and "--again" in again.stderr
-    as_json = run_cli("sessions", "import", str(TRANSCRIPT), "--json")
+    as_json = invoke_cli("sessions", "import", str(TRANSCRIPT), "--json")
     assert as_json.returncode == 3 and json.loads(as_json.stdout)["id"] == sid
-    forced = run_cli("sessions", "import", str(TRANSCRIPT), "--again", "--json")
+    forced = invoke_cli("sessions", "import", str(TRANSCRIPT), "--again", "--json")
     data = json.loads(forced.stdout)
     assert forced.returncode == 0 and data["imported"] and data["id"] != sid
     with SessionStore() as store:

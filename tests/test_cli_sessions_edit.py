@@ -1,6 +1,8 @@
 """``palimpsest sessions delete`` and ``sessions compress`` as a user runs them.
 
-Subprocesses throughout; the confirmation prompt in a real terminal (pexpect on a pty).
+In-process (``cli_inproc``: the console script's ``main``, streams swapped) where a process
+adds nothing; a real process for compress's entry point and the confirmation prompt in a real
+terminal (pexpect on a pty).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ from pathlib import Path
 import pexpect
 import pytest
 
+from cli_inproc import invoke_cli
 from cli_run import SRC, run_cli
 from palimpsest.storage.sessions import SessionStore
 
@@ -47,7 +50,7 @@ def _ids() -> set[str]:
 def test_a_linked_session_is_refused_alone(chain: tuple[str, str, str]) -> None:
     a, b, _ = chain
     for sid, needle in ((a, f"continued in {b}"), (b, f"parent {a}")):
-        result = run_cli("sessions", "delete", sid, "--yes")
+        result = invoke_cli("sessions", "delete", sid, "--yes")
         assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
         assert needle in result.stderr and "--chain" in result.stderr
     assert len(_ids()) == 3
@@ -55,7 +58,7 @@ def test_a_linked_session_is_refused_alone(chain: tuple[str, str, str]) -> None:
 
 def test_chain_deletes_the_whole_lineage(chain: tuple[str, str, str]) -> None:
     _, b, c = chain
-    result = run_cli("sessions", "delete", b[:10], "--chain", "--yes")
+    result = invoke_cli("sessions", "delete", b[:10], "--chain", "--yes")
     assert result.returncode == 0, result.stderr
     assert result.stdout == "deleted 2 sessions (3 messages)\n"
     assert _ids() == {c}
@@ -70,7 +73,7 @@ def test_without_yes_and_without_a_terminal_nothing_is_deleted(
     chain: tuple[str, str, str],
 ) -> None:
     _, _, c = chain
-    result = run_cli("sessions", "delete", c)  # stdin is empty: no answer
+    result = invoke_cli("sessions", "delete", c)  # stdin is empty: no answer
     assert result.returncode == 1 and "Nothing deleted" in result.stderr
     assert c in _ids()
 
@@ -109,9 +112,9 @@ def test_the_prompt_in_a_terminal(chain: tuple[str, str, str]) -> None:
 
 
 def test_compress_makes_a_linked_continuation(isolated_home: Path) -> None:
-    imported = run_cli("sessions", "import", str(TRANSCRIPT))
+    imported = invoke_cli("sessions", "import", str(TRANSCRIPT))
     sid = imported.stdout.strip()
-    result = run_cli("sessions", "compress", sid, "--context-length", "8000", "--json")
+    result = invoke_cli("sessions", "compress", sid, "--context-length", "8000", "--json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     new = report["continuation_id"]
@@ -124,13 +127,13 @@ def test_compress_makes_a_linked_continuation(isolated_home: Path) -> None:
         assert store.message_count(sid) == 24  # the originals stay
         assert any(m.get("_compressed_summary") for m in store.get_messages(new))
     # The old id is no longer the one to compress; the message names the tip.
-    again = run_cli("sessions", "compress", sid)
+    again = invoke_cli("sessions", "compress", sid)
     assert again.returncode == 2 and f"sessions compress {new}'" in again.stderr
 
 
 def test_compress_prints_the_new_id_and_token_figures(isolated_home: Path) -> None:
-    sid = run_cli("sessions", "import", str(TRANSCRIPT)).stdout.strip()
-    result = run_cli(
+    sid = invoke_cli("sessions", "import", str(TRANSCRIPT)).stdout.strip()
+    result = invoke_cli(
         "sessions",
         "compress",
         sid[:12],
@@ -143,28 +146,28 @@ def test_compress_prints_the_new_id_and_token_figures(isolated_home: Path) -> No
     new = result.stdout.strip()
     assert new != sid and f"compacted {sid}: 24 messages" in result.stderr
     assert "tokens ->" in result.stderr and "% smaller" in result.stderr
-    assert run_cli("sessions", "tip", sid).stdout.strip() == new
+    assert invoke_cli("sessions", "tip", sid).stdout.strip() == new
 
 
 def test_compress_with_nothing_to_compress_makes_nothing(isolated_home: Path) -> None:
     with SessionStore() as store:
         store.create_session("20260101_000000_tinyyy", "cli")
         store.append_message("20260101_000000_tinyyy", "user", "hi")
-    result = run_cli("sessions", "compress", "20260101_000000_tinyyy")
+    result = run_cli("sessions", "compress", "20260101_000000_tinyyy")  # a real process
     assert result.returncode == 0 and result.stdout.strip() == "20260101_000000_tinyyy"
     assert "no continuation was made" in result.stderr
     assert _ids() == {"20260101_000000_tinyyy"}
 
 
 def test_compress_applies_the_threshold_unless_forced(isolated_home: Path) -> None:
-    sid = run_cli("sessions", "import", str(TRANSCRIPT)).stdout.strip()
+    sid = invoke_cli("sessions", "import", str(TRANSCRIPT)).stdout.strip()
     # ~7K tokens against the default 200K window: under the 100K threshold, like `compress`.
-    left = run_cli("sessions", "compress", sid)
+    left = invoke_cli("sessions", "compress", sid)
     assert left.returncode == 0, left.stderr
     assert left.stdout.strip() == sid and "No compression needed" in left.stderr
     assert "--force" in left.stderr and "UTF-8 bound" in left.stderr
     assert _ids() == {sid}
-    forced = run_cli("sessions", "compress", sid, "--force", "--json")
+    forced = invoke_cli("sessions", "compress", sid, "--force", "--json")
     assert forced.returncode == 0, forced.stderr
     report = json.loads(forced.stdout)
     assert report["continuation_id"] and report["token_count"] == "exact"
@@ -172,8 +175,8 @@ def test_compress_applies_the_threshold_unless_forced(isolated_home: Path) -> No
 
 
 def test_compress_says_why_the_fallback_summary_was_used(isolated_home: Path) -> None:
-    sid = run_cli("sessions", "import", str(TRANSCRIPT)).stdout.strip()
-    result = run_cli(
+    sid = invoke_cli("sessions", "import", str(TRANSCRIPT)).stdout.strip()
+    result = invoke_cli(
         "sessions",
         "compress",
         sid,

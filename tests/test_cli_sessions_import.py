@@ -15,6 +15,7 @@ import pexpect
 import pytest
 from typer.testing import CliRunner
 
+from cli_inproc import invoke_cli
 from cli_run import cli_env, run_cli
 from palimpsest.cli.app import app
 from palimpsest.cli.sessions_import import summary_line
@@ -111,9 +112,12 @@ def test_a_missing_default_folder_says_what_to_pass(home: Path) -> None:
 
 
 def test_found_by_sessions_search_in_a_real_shell(home: Path) -> None:
+    assert (
+        invoke_cli("sessions", "import", "--from", "codex", env={"HOME": str(home)}).returncode == 0
+    )
+    imported = invoke_cli("sessions", "import", "--from", "claude-code", env={"HOME": str(home)})
+    assert imported.returncode == 1
     env = cli_env(HOME=str(home))
-    assert run_cli("sessions", "import", "--from", "codex", env=env).returncode == 0
-    assert run_cli("sessions", "import", "--from", "claude-code", env=env).returncode == 1
     found = run_cli("sessions", "search", "flamingo OR hangar", "--json", env=env)
     assert found.returncode == 0, found.stderr
     sources = {hit["source"] for hit in json.loads(found.stdout)}

@@ -1,4 +1,5 @@
-"""``palimpsest sessions maintain``, run as a real subprocess on a real store file."""
+"""``palimpsest sessions maintain`` on a real store file: in-process through the console script's
+``main`` (``cli_inproc``), and a user mistake in a real subprocess."""
 
 from __future__ import annotations
 
@@ -7,10 +8,15 @@ import subprocess
 import sys
 from pathlib import Path
 
+from cli_inproc import invoke_cli
 from palimpsest.storage.sessions import SessionStore
 
 
 def run(*args: str) -> subprocess.CompletedProcess[str]:
+    return invoke_cli("sessions", "maintain", *args)
+
+
+def run_process(*args: str) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
         [sys.executable, "-m", "palimpsest.cli", "sessions", "maintain", *args],
         capture_output=True,
@@ -57,6 +63,6 @@ def test_plain_output_and_budget(isolated_home: Path) -> None:
 
 
 def test_bad_option_is_a_user_error(isolated_home: Path) -> None:
-    done = run("--step-pages", "0")
+    done = run_process("--step-pages", "0")
     assert done.returncode == 2
     assert "step-pages" in done.stderr

@@ -151,9 +151,9 @@ def test_an_unknown_match_mode_is_refused(home: Path) -> None:
 
 
 def test_role_is_checked_against_the_real_roles() -> None:
-    from cli_run import run_cli
+    from cli_inproc import invoke_cli
 
-    result = run_cli("sessions", "search", "rm", "--role", "user,bogus")
+    result = invoke_cli("sessions", "search", "rm", "--role", "user,bogus")
     assert result.returncode == 2 and len(result.stderr.strip().splitlines()) == 1
     assert "unknown --role 'bogus'" in result.stderr
     assert "system, developer, user, assistant, tool" in result.stderr

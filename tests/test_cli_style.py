@@ -101,7 +101,7 @@ def test_every_parameter_is_styled() -> None:
 def test_usage_errors_are_one_line_with_the_help_to_read(
     args: tuple[str, ...], needle: str
 ) -> None:
-    result = run_cli(*args)
+    result = invoke_cli(*args)
     assert result.returncode == 2
     lines = result.stderr.strip().splitlines()
     assert len(lines) == 1 and lines[0].startswith("error: ") and needle in lines[0]
@@ -112,3 +112,14 @@ def test_usage_errors_are_one_line_with_the_help_to_read(
 def test_a_real_process_prints_the_same_help(path: tuple[str, ...]) -> None:
     """The in-process help walk above stands for the console script: a few real runs agree."""
     assert run_cli(*path, "--help").stdout == invoke_cli(*path, "--help").stdout
+
+
+def test_a_real_process_prints_the_same_usage_error() -> None:
+    """The in-process usage errors above stand for the console script: a real run agrees."""
+    real, here = run_cli("sessions", "show"), invoke_cli("sessions", "show")
+    assert (real.returncode, real.stdout, real.stderr) == (
+        here.returncode,
+        here.stdout,
+        here.stderr,
+    )
+    assert real.returncode == 2 and "Missing argument 'ID'" in real.stderr

@@ -1,4 +1,7 @@
-"""``palimpsest trajectories compress`` as a real subprocess: errors, resume after SIGKILL."""
+"""``palimpsest trajectories compress``: errors, stdin to stdout, resume after SIGKILL.
+
+The kill, the resume after it and a shadowed import run as real subprocesses; the rest goes
+through the console script's ``main`` in this process (``cli_inproc``), in the same folder."""
 
 from __future__ import annotations
 
@@ -10,9 +13,12 @@ import stat
 import subprocess
 import sys
 import time
+from contextlib import chdir
 from pathlib import Path
 
 import pytest
+
+from cli_inproc import invoke_cli
 
 ROOT = Path(__file__).resolve().parents[1]
 REAL = ROOT / "tests" / "data" / "trajectories" / "real_sharegpt.jsonl"
@@ -31,6 +37,15 @@ def env(home: Path) -> dict[str, str]:
 def cli(home: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
     return subprocess.run(command(*args), cwd=cwd, env=env(home), capture_output=True,
                           text=True, timeout=300, check=False)  # fmt: skip
+
+
+def cli_here(
+    home: Path, *args: str, cwd: Path, stdin: str | None = None
+) -> subprocess.CompletedProcess[str]:
+    """:func:`cli` in this process, run from ``cwd``."""
+    with chdir(cwd):
+        return invoke_cli("trajectories", "compress", *args, stdin=stdin,
+                          env={"PALIMPSEST_HOME": str(home)})  # fmt: skip
 
 
 def dataset(path: Path, copies: int) -> Path:
@@ -53,7 +68,7 @@ def test_compress_writes_the_tj02_output_metrics_and_a_summary(
 ) -> None:
     source = dataset(tmp_path / "data.jsonl", 6)
     (tmp_path / "cfg.yaml").write_text(CONFIG)
-    done = cli(
+    done = cli_here(
         isolated_home,
         str(source),
         "--trajectory-config",
@@ -98,7 +113,7 @@ def test_user_mistakes_are_one_line_and_exit_2(
     (tmp_path / "exists.jsonl").write_text("x\n")
     if setup is not None:
         (tmp_path / "cfg.yaml").write_text(setup)
-    done = cli(isolated_home, *args, cwd=tmp_path)
+    done = cli_here(isolated_home, *args, cwd=tmp_path)
     assert done.returncode == 2, done.stderr
     assert message in done.stderr
     assert "Traceback" not in done.stderr
@@ -119,7 +134,7 @@ def test_an_output_that_is_not_a_regular_file_is_refused_even_with_overwrite(
     """Issue 20: the output is checked before any work; --overwrite does not change that."""
     dataset(tmp_path / "data.jsonl", 1)
     os.mkfifo(tmp_path / "fifo")
-    done = cli(isolated_home, "data.jsonl", "-o", target, "--overwrite", cwd=tmp_path)
+    done = cli_here(isolated_home, "data.jsonl", "-o", target, "--overwrite", cwd=tmp_path)
     assert done.returncode == 2 and message in done.stderr, done.stderr
     assert "Traceback" not in done.stderr and len(done.stderr.strip().splitlines()) == 1
     assert stat.S_ISFIFO(os.lstat(tmp_path / "fifo").st_mode)
@@ -130,16 +145,15 @@ def test_a_directory_input_refuses_a_file_output(tmp_path: Path, isolated_home: 
     (tmp_path / "in").mkdir()
     dataset(tmp_path / "in" / "data.jsonl", 1)
     (tmp_path / "out.txt").write_text("keep")
-    done = cli(isolated_home, "in", "-o", "out.txt", "--overwrite", cwd=tmp_path)
+    done = cli_here(isolated_home, "in", "-o", "out.txt", "--overwrite", cwd=tmp_path)
     assert done.returncode == 2 and "out.txt: is not a directory" in done.stderr, done.stderr
     assert (tmp_path / "out.txt").read_text() == "keep"
 
 
 def test_stdin_to_stdout(tmp_path: Path, isolated_home: Path) -> None:
     source = dataset(tmp_path / "data.jsonl", 3)
-    done = subprocess.run(command("-", "-o", "-", "--workers", "1", "--quiet"), cwd=tmp_path,
-                          env=env(isolated_home), input=source.read_text(), capture_output=True,
-                          text=True, timeout=300, check=False)  # fmt: skip
+    done = cli_here(isolated_home, "-", "-o", "-", "--workers", "1", "--quiet", cwd=tmp_path,
+                    stdin=source.read_text())  # fmt: skip
     assert done.returncode == 0, done.stderr
     assert [json.loads(line)["id"] for line in done.stdout.splitlines()] == [0, 1, 2]
 
@@ -159,7 +173,8 @@ def test_a_run_killed_at_a_random_point_resumes_to_identical_output(
         "16",
         "--quiet",
     ]
-    whole = cli(isolated_home, *args, "-o", "whole.jsonl", "--metrics", "whole.json", cwd=tmp_path)
+    whole = cli_here(isolated_home, *args, "-o", "whole.jsonl", "--metrics", "whole.json",
+                     cwd=tmp_path)  # fmt: skip
     assert whole.returncode == 0, whole.stderr
 
     resumed = [*args, "-o", "resumed.jsonl", "--metrics", "resumed.json"]
@@ -204,7 +219,7 @@ def test_a_changed_input_is_refused_on_resume(tmp_path: Path, isolated_home: Pat
     lines = source.read_text().splitlines()
     lines[0] = json.dumps({"id": "changed", "conversations": []})
     source.write_text("\n".join(lines) + "\n")
-    again = cli(isolated_home, *args, cwd=tmp_path)
+    again = cli_here(isolated_home, *args, cwd=tmp_path)
     assert again.returncode == 2
     assert "differ from the interrupted run's input" in again.stderr
     assert "out.jsonl.partial" in again.stderr

@@ -23,8 +23,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
+import typer
 
+from cli_inproc import invoke_command
 from palimpsest.cli import sessions_search  # noqa: F401  (registers `search`)
 from palimpsest.cli.sessions import console, sessions_app
 from palimpsest.compaction.compressor import ContextCompressor
@@ -181,8 +182,6 @@ def test_every_memory_write_of_a_context_is_refused(tmp_path: Path) -> None:
 
 # -- the CLI's read paths, one session per kind -------------------------------------------
 
-runner = CliRunner()
-
 
 def _kind_session(row: dict[str, Any]) -> list[dict[str, Any]]:
     """The kind's three contexts as a user turn, a tool call, a tool output and a reply."""
@@ -261,9 +260,14 @@ def home(planted_home: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     return planted_home
 
 
+SESSIONS = typer.main.get_command(sessions_app)
+"""``sessions`` as click runs it, built once (``CliRunner().invoke(sessions_app)`` rebuilds the
+whole group on every call)."""
+
+
 def cli(*args: str) -> str:
-    result = runner.invoke(sessions_app, list(args))
-    assert result.exit_code == 0, result.output
+    result = invoke_command(SESSIONS, *args, prog_name="sessions")
+    assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout + result.stderr
 
 

@@ -31,8 +31,9 @@ from pathlib import Path
 from typing import Any
 
 import pytest
-from typer.testing import CliRunner
+import typer
 
+from cli_inproc import invoke_command
 from palimpsest.cli import sessions_search  # noqa: F401  (registers `search`)
 from palimpsest.cli.sessions import console, sessions_app
 from palimpsest.providers import ScriptedChatModel
@@ -96,8 +97,6 @@ KINDS: list[tuple[str, str, str]] = [p for p in PLANTED if p[0] in RECOGNISED_KI
 
 WINDOW = 8
 """A leak is any run of this many consecutive characters of a planted secret."""
-
-runner = CliRunner()
 
 
 def leaks(text: str, kinds: list[tuple[str, str, str]] = KINDS) -> list[str]:
@@ -178,9 +177,14 @@ def home(planted_home: Path, monkeypatch: pytest.MonkeyPatch) -> Iterator[Path]:
     yield planted_home
 
 
+SESSIONS = typer.main.get_command(sessions_app)
+"""``sessions`` as click runs it, built once (``CliRunner().invoke(sessions_app)`` rebuilds the
+whole group on every call)."""
+
+
 def cli(*args: str) -> str:
-    result = runner.invoke(sessions_app, list(args))
-    assert result.exit_code == 0, result.output
+    result = invoke_command(SESSIONS, *args, prog_name="sessions")
+    assert result.returncode == 0, result.stdout + result.stderr
     return result.stdout + result.stderr
 
 
