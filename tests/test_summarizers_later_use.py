@@ -6,9 +6,12 @@ import json
 import re
 from typing import Any
 
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
 from palimpsest.compaction import ContextCompressor
 from palimpsest.compaction.markers import is_compaction_summary_message, split_summary_content
-from palimpsest.summarizers import ExtractiveSummarizer, SummaryRequest
+from palimpsest.summarizers import ExtractiveSummarizer, SummaryRequest, later_use
 from palimpsest.summarizers.extractive import NAMES_LABEL
 from palimpsest.summarizers.facts import extract_facts
 from palimpsest.summarizers.identifiers import IdentifierTally
@@ -156,3 +159,20 @@ def test_the_compressor_hands_the_tail_to_the_summarizer() -> None:
     assert list(seen[0].tail) == messages[stats.head_messages + stats.middle_messages :]
     body = next(split_summary_content(m)[0] for m in result if is_compaction_summary_message(m))
     assert body is not None and "WeekFormatError" in names_line(body)
+
+
+# The patterns as first written: simple, and quadratic on a long word (see later_use).
+_PLAIN_DOTTED = re.compile(r"[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+")
+_PLAIN_CALLED = re.compile(r"([A-Za-z_]\w*)\(")
+
+
+@settings(max_examples=400, deadline=None)
+@given(st.text(alphabet="ab_Z9é. (\n", max_size=60))
+def test_the_linear_patterns_find_what_the_plain_ones_found(text: str) -> None:
+    assert later_use._DOTTED.findall(text) == _PLAIN_DOTTED.findall(text)
+    assert later_use._CALLED_WORD.findall(text) == _PLAIN_CALLED.findall(text)
+
+
+def test_a_long_word_is_read_once() -> None:
+    word = "x" * 6_000
+    assert words_of(f"{word} and os.path") == {word, "and", "os.path", "os", "path"}
