@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 from typing import Any
 
 from compaction_helpers import asst, sys_, user
@@ -71,3 +72,17 @@ def test_the_default_engine_selects_nothing() -> None:
         request,
         None,
     )
+
+
+def test_the_default_engine_is_not_asked_and_nothing_is_copied() -> None:
+    # A history that cannot be deep-copied shows whether a copy was attempted.
+    uncopyable = {"role": "user", "content": "hi", "extra": threading.Lock()}
+    request = [sys_(), uncopyable]
+    out, problem = select_request(
+        ContextCompressor(100_000),
+        request,
+        conversation=[uncopyable],
+        incoming="hi",
+        budget_tokens=1,
+    )
+    assert out is request and problem is None

@@ -16,14 +16,12 @@ cached prefix is the same with or without an engine.
 from __future__ import annotations
 
 import copy
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from ..errors import TranscriptError
 from ..messages.content import role_of
 from ..messages.validate import validate_transcript
-
-if TYPE_CHECKING:
-    from .engine import ContextEngine
+from .engine import ContextEngine
 
 __all__ = ["select_request"]
 
@@ -39,7 +37,11 @@ def select_request(
     budget_tokens: int,
 ) -> tuple[list[dict[str, Any]], str | None]:
     """``(request to send, problem)``: the engine's selection, or ``request`` unchanged
-    with the reason it was ignored (``None`` when nothing went wrong)."""
+    with the reason it was ignored (``None`` when nothing went wrong). An engine that keeps
+    the default ``select_context`` is not asked: copying the request and the history for
+    it would cost every call O(history) for an answer known in advance."""
+    if type(engine).select_context is ContextEngine.select_context:
+        return request, None
     try:
         chosen = engine.select_context(
             copy.deepcopy(request),
