@@ -220,14 +220,6 @@ def test_a_migration_and_its_record_commit_together(
     con.close()
 
 
-def test_duplicate_migration_names_are_refused() -> None:
-    def m001_initial(con: apsw.Connection) -> None:  # same name as the real one
-        pass
-
-    with pytest.raises(ValueError, match="duplicate migration name 'm001_initial'"):
-        migrations.migration(m001_initial)
-
-
 def test_a_database_from_a_newer_version_is_not_touched(tmp_path: Path) -> None:
     path = tmp_path / "state.db"
     SessionStore(path).close()

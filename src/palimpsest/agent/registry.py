@@ -31,6 +31,7 @@ from ..outputs.rerun import NOT_REPEATABLE, Rerun, repeatable_call
 from ..safety.redact import redact
 from .schema import accepts_context, schema_from_function, split_docstring
 from .tools import DEFAULT_TOOL_TIMEOUT, RerunPolicy, Tool, ToolContext, ToolOutcome
+from .waiting import JOIN_SLICE, join_for
 
 __all__ = ["ToolRegistry", "render_result", "tool"]
 
@@ -224,8 +225,8 @@ class ToolRegistry:
         futures = [pool.submit(self.call, name, args, context) for name, args in calls]
         try:
             pending = set(futures)
-            while pending:  # in slices: see _JOIN_SLICE
-                _, pending = wait(pending, timeout=_JOIN_SLICE)
+            while pending:  # in slices, as join_for waits (agent/waiting.py)
+                _, pending = wait(pending, timeout=JOIN_SLICE)
         except BaseException:
             # An interrupt belongs to the user: the calls not yet started are dropped and
             # the running ones are told (``context.cancelled``) and abandoned instead of
@@ -339,13 +340,6 @@ def _json_kind(value: object) -> str:
 
 # --- running --------------------------------------------------------------------------------
 
-_JOIN_SLICE = 0.1
-"""Longest single wait on a tool thread. Python runs signal handlers in the main thread,
-and a blocking wait there is cut short only when the kernel delivers the signal to that
-thread; Linux may hand a terminal's SIGINT to any thread of the process (a tool's worker,
-a shell command's output copier), and then one long ``join`` sits out the whole tool
-before the user's Ctrl-C takes effect. Waking every slice bounds that delay."""
-
 
 def _run(item: Tool, kwargs: dict[str, Any], timeout: float, started: float) -> ToolOutcome:
     """Run the function in a daemon thread; abandon it when it outlives ``timeout``."""
@@ -362,9 +356,7 @@ def _run(item: Tool, kwargs: dict[str, Any], timeout: float, started: float) -> 
 
     worker = threading.Thread(target=work, name=f"palimpsest-tool-{item.name}", daemon=True)
     worker.start()
-    deadline = time.monotonic() + timeout
-    while worker.is_alive() and (left := deadline - time.monotonic()) > 0:
-        worker.join(min(left, _JOIN_SLICE))  # in slices: see _JOIN_SLICE
+    join_for(worker, timeout)  # in slices: a Ctrl-C reaches the caller at once
     if worker.is_alive():
         return _error(
             f"Tool {item.name!r} timed out after {timeout:g} s and was abandoned; "

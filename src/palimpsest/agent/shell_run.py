@@ -20,13 +20,13 @@ import signal
 import subprocess
 import tempfile
 import threading
-import time
 from pathlib import Path
 from typing import IO
 
 from ..files import pid_alive
 from ..outputs.body import LargeOutput
 from ..safety.redact import redact
+from .waiting import join_for
 
 __all__ = ["SPOOL_PREFIX", "cap_output", "run_command", "sweep_spools"]
 
@@ -126,7 +126,7 @@ def _copy_until_done(
     copier.start()
     note = ""
     try:
-        _wait(copier, timeout, cancel)
+        join_for(copier, timeout, stop=cancel, slice_seconds=_POLL_SECONDS)
         if copier.is_alive():
             exited = process.poll() is not None
             _kill_group(process.pid)
@@ -158,19 +158,6 @@ def _copy_until_done(
         copier.join()
         process.stdout.close()
     return note
-
-
-def _wait(copier: threading.Thread, timeout: float, cancel: threading.Event | None) -> None:
-    """Until the copier ends, ``timeout`` passes or ``cancel`` is set, whichever is first."""
-    if cancel is None:
-        copier.join(timeout)
-        return
-    deadline = time.monotonic() + timeout
-    while copier.is_alive() and not cancel.is_set():
-        left = deadline - time.monotonic()
-        if left <= 0:
-            return
-        copier.join(min(left, _POLL_SECONDS))
 
 
 def _copy(pipe: IO[bytes], spool: IO[bytes], stop: threading.Event) -> None:
