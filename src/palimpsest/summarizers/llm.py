@@ -24,8 +24,6 @@ receives the completion or the exception, so both drivers run the same decisions
 
 from __future__ import annotations
 
-import asyncio
-import json
 import re
 import time
 from collections.abc import Callable, Generator
@@ -35,10 +33,7 @@ from typing import Any, Final
 from ..compaction.markers import strip_summary_prefix
 from ..compaction.summary import REASONING_TAGS
 from ..errors import (
-    AuthError,
     ContextOverflowError,
-    QuotaError,
-    RateLimitError,
     SummaryError,
 )
 from ..messages import content_text
@@ -48,6 +43,7 @@ from ..usage import CanonicalUsage
 from .base import SummaryRequest
 from .continuation import Continuation, ContinuationCall
 from .deadline import current_deadline
+from .llm_failures import SummaryFailure, classify_failure
 from .window import fit_call
 
 __all__ = [
@@ -131,97 +127,6 @@ def clean_summary(content: Any) -> str:
     if heading and heading.start() > 0:
         text = text[heading.start() :]
     return text.strip()
-
-
-# -- classifying failures (CC-81 to CC-84) ------------------------------------------------
-
-_AUTH_TEXT = (
-    "no api key was found",
-    "no api key found",
-    "insufficient_quota",
-    "quota exceeded",
-    "quota_exceeded",
-    "out of funds",
-    "out of credits",
-    "out of credit",
-    "out of extra usage",
-)
-_NETWORK_TEXT = (
-    "expecting value",
-    "json decode",
-    "jsondecodeerror",
-    "connection closed",
-    "connection reset",
-    "connection aborted",
-    "connection error",
-    "peer closed",
-    "server disconnected",
-    "remote end closed",
-    "remoteprotocolerror",
-    "incomplete chunked read",
-    "stream closed",
-    "stream ended",
-)
-_NOT_FOUND_TEXT = ("model_not_found", "does not exist", "no available channel")
-
-
-@dataclass(frozen=True)
-class _Failure:
-    kind: str  # timeout | network | auth | not_found | empty | other
-    error: str
-    retry_after: float | None = None
-
-
-def _status(exc: BaseException) -> int | None:
-    for attr in ("status_code", "status", "http_status"):
-        value = getattr(exc, attr, None)
-        if isinstance(value, int) and not isinstance(value, bool):
-            return value
-    return None
-
-
-def _describe(exc: BaseException) -> str:
-    text = str(exc).strip()
-    return f"{type(exc).__name__}: {text}" if text else type(exc).__name__
-
-
-def _classify(exc: BaseException) -> _Failure:
-    """Sort a summary-call exception into the cooldown kinds of §7.3."""
-    error = redact(_describe(exc))
-    if isinstance(exc, SummaryError) and exc.cause_kind == "empty":
-        return _Failure("empty", error)
-    status = _status(exc)
-    # The provider edge's classification (ProviderError.reason), when there is one.
-    reason = getattr(exc, "reason", None)
-    text = f"{type(exc).__name__} {exc}".lower()
-    rate_limited = isinstance(exc, RateLimitError) or reason == "rate_limit"
-    retry_after = getattr(exc, "retry_after", None) if isinstance(exc, RateLimitError) else None
-    # CC-84: a rate-limit classification never counts as an access failure.
-    if not rate_limited and (
-        isinstance(exc, AuthError | QuotaError)
-        or reason in ("auth", "quota")
-        or status in (401, 402, 403)
-        or any(p in text for p in _AUTH_TEXT)
-    ):
-        return _Failure("auth", error)
-    if (
-        rate_limited
-        or isinstance(exc, TimeoutError | asyncio.TimeoutError)
-        or reason == "timeout"
-        or status in (408, 429, 502, 504)
-        or "timeout" in text
-        or "timed out" in text
-    ):
-        return _Failure("timeout", error, retry_after)
-    if (
-        isinstance(exc, json.JSONDecodeError | ConnectionError | EOFError)
-        or reason == "connection"
-        or any(p in text for p in _NETWORK_TEXT)
-    ):
-        return _Failure("network", error)
-    if status in (404, 503) or reason == "not_found" or any(p in text for p in _NOT_FOUND_TEXT):
-        return _Failure("not_found", error)
-    return _Failure("other", error)
 
 
 def _reported_limit(reply: _Reply) -> int | None:
@@ -327,7 +232,7 @@ class LLMSummarizer:
     def record_abandoned(self, error: str) -> None:
         """The caller abandoned a call at its deadline (:mod:`.deadline`): a timeout, with
         the timeout ladder's cooldown, as if the model had reported it."""
-        self._record(_Failure("timeout", error))
+        self._record(SummaryFailure("timeout", error))
 
     # -- Summarizer ---------------------------------------------------------------------
 
@@ -480,13 +385,13 @@ class LLMSummarizer:
         self.continuation.used += 1
         return call
 
-    def _outcome(self, model: ChatModel, reply: _Reply) -> str | _Failure:
+    def _outcome(self, model: ChatModel, reply: _Reply) -> str | SummaryFailure:
         """The redacted body, or the failure that the reply amounts to."""
         if isinstance(reply, BaseException):
-            return _classify(reply)
+            return classify_failure(reply)
         body = redact(clean_summary(reply.content)).strip()
         if not body:
-            return _Failure(
+            return SummaryFailure(
                 "empty",
                 f"{_provider_name(model)}:{_model_name(model)} returned an empty summary",
             )
@@ -505,7 +410,7 @@ class LLMSummarizer:
             self.last_finish_reason = reply.finish_reason
         return body
 
-    def _record(self, failure: _Failure) -> None:
+    def _record(self, failure: SummaryFailure) -> None:
         if failure.kind == "timeout":
             step = TIMEOUT_LADDER[min(self._timeout_streak, len(TIMEOUT_LADDER) - 1)]
             self._timeout_streak += 1
