@@ -63,6 +63,17 @@ def test_a_noun_imports_its_own_module_only() -> None:
     assert "apsw" not in names
 
 
+def test_sessions_help_loads_no_settings_compressor_or_summarizer() -> None:
+    """`sessions --help` lists subcommands; the settings, compressor and scanners wait for one."""
+    names = _imported("sessions", "--help")
+    assert "palimpsest.cli.sessions_edit" in names  # its subcommands are listed
+    # (Typer itself may import pydantic to coerce parameters; the settings are ours.)
+    late = ("palimpsest.config", "palimpsest.compaction", "palimpsest.summarizers")
+    loaded = sorted(n for n in names if n.startswith(late) or n.split(".")[0] == "yaml")
+    assert not loaded, loaded
+    assert "palimpsest.safety.threats" not in names
+
+
 def test_the_listing_matches_each_command_s_own_help() -> None:
     """The table's one-liners are what each command's own help opens with."""
     root = click_command()

@@ -23,6 +23,7 @@ import yaml
 from pydantic import BaseModel, ConfigDict, Field, ValidationError, field_validator
 
 from .errors import ConfigError
+from .home import CONFIG_ENV, DEFAULT_HOME, HOME_ENV, config_path, home_dir
 
 __all__ = [
     "DEFAULT_HOME",
@@ -43,23 +44,6 @@ __all__ = [
     "load_settings",
     "not_utf8_error",
 ]
-
-DEFAULT_HOME = Path("~/.palimpsest")
-HOME_ENV = "PALIMPSEST_HOME"
-CONFIG_ENV = "PALIMPSEST_CONFIG"
-
-
-def home_dir() -> Path:
-    """The data directory: ``$PALIMPSEST_HOME`` or ``~/.palimpsest`` (not created here)."""
-    value = os.environ.get(HOME_ENV)
-    return Path(value).expanduser() if value else DEFAULT_HOME.expanduser()
-
-
-def config_path() -> Path:
-    """Where the YAML config is read from."""
-    value = os.environ.get(CONFIG_ENV)
-    return Path(value).expanduser() if value else home_dir() / "config.yaml"
-
 
 SourceKind = Literal["default", "file", "environment", "flag"]
 

@@ -29,7 +29,7 @@ from datetime import datetime
 from pathlib import Path
 
 from ..compaction.markers import COMPACTION_NOTE
-from ..config import home_dir
+from ..home import home_dir
 from ..memory.manager import MemoryManager
 
 __all__ = [

@@ -17,7 +17,7 @@ import sys
 from contextlib import AbstractContextManager, nullcontext, suppress
 from datetime import datetime
 from pathlib import Path
-from typing import Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn
 
 import typer
 from rich.console import Console
@@ -26,7 +26,6 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from ..config import Settings, load_settings
 from ..errors import DatabaseCorruptError, DuplicateTranscriptError
 from ..files import output_target, replace_file
 from ..messages import dump_transcript, render_content
@@ -50,6 +49,9 @@ from .common import (
 )
 from .sessions_import import import_history_command
 from .terminal_text import for_terminal, json_for_terminal
+
+if TYPE_CHECKING:
+    from ..config import Settings
 
 __all__ = ["ALREADY_IMPORTED_EXIT", "open_store", "resolve_id", "sessions_app"]
 
@@ -97,6 +99,8 @@ def db_path(settings: Settings | None = None, *, db: Path | None = None) -> Path
     ``<home>/state.db``."""
     if db is not None:
         return db.expanduser()
+    from ..config import load_settings  # pydantic and YAML: not for `--help`
+
     configured = (settings or load_settings()).store.path
     return Path(configured).expanduser() if configured else default_db_path()
 
@@ -105,6 +109,8 @@ def open_store(db: Path | None = None) -> Store:
     """The store ``--db`` names, else the configured one (``PALIMPSEST_DATABASE_URL``,
     ``store.url``: PostgreSQL; else the SQLite file of :func:`db_path`), see
     :func:`palimpsest.storage.factory.open_store`."""
+    from ..config import load_settings
+
     settings = load_settings()
     return open_configured_store(db.expanduser() if db is not None else None, settings=settings)
 

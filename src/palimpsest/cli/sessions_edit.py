@@ -26,12 +26,8 @@ from typing import Annotated, Any
 import typer
 from rich.markup import escape
 
-from ..compaction.compressor import ContextCompressor
-from ..compaction.decided import UNDER_THRESHOLD, compact_decided
-from ..config import load_settings
 from ..storage.contract import Store
 from ..storage.session_admin import Family, delete_sessions, family
-from ..summarizers.configured import summarizer_from_settings
 from .common import (
     CONTEXT_LENGTH_HELP,
     RUN_ERROR_EXIT,
@@ -152,6 +148,8 @@ def compress_session_command(
     if as_json:
         sys.stdout.write(json.dumps(report, indent=2) + "\n")
         return
+    from ..compaction.decided import UNDER_THRESHOLD  # the compressor: only when compacting
+
     if report["reason"] == UNDER_THRESHOLD:
         err_console.print(
             f"No compression needed in {sid}: {report['tokens_before_shown']} tokens ({report['token_label']}) is "
@@ -200,6 +198,13 @@ def _compact(
     context_length: int | None,
     force: bool,
 ) -> dict[str, Any]:
+    # The compressor, summarizers and settings load here, not when `sessions --help` or any
+    # other sessions command imports this module.
+    from ..compaction.compressor import ContextCompressor
+    from ..compaction.decided import compact_decided
+    from ..config import load_settings
+    from ..summarizers.configured import summarizer_from_settings
+
     settings = load_settings()
     session = store.require_session(sid)
     messages = store.get_messages(sid)

@@ -30,7 +30,7 @@ from typing import Annotated, Any, Literal
 
 import typer
 
-from ..config import home_dir
+from ..home import home_dir
 from .common import err_console, handle_errors
 
 __all__ = ["compress_trajectories_command", "load_dotenv", "trajectories_app"]

@@ -24,8 +24,8 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from ..config import home_dir
 from ..errors import MemoryThreatError
+from ..home import home_dir
 from ..safety.threats import ScanMode, check_content
 from .checkpoint import CHECKPOINT_API_VERSION
 from .providers import MemoryProvider

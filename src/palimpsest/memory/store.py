@@ -22,8 +22,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from ..config import home_dir
 from ..errors import MemoryCapacityError, MemoryMatchError, MemoryThreatError, MemoryToolError
+from ..home import home_dir
 from ..safety.redact import contains_secret
 from ..safety.threats import ScanMode, check_content
 from .batch import apply_operations

@@ -27,8 +27,8 @@ from typing import Any
 
 import apsw
 
-from ..config import home_dir
 from ..errors import AmbiguousSessionIdError, DatabaseCorruptError, SessionNotFoundError
+from ..home import home_dir
 from ..messages import Message
 from . import lineage as _lineage
 from .accounting import TokenAccounting
