@@ -25,14 +25,12 @@ It yields :class:`~.events.WarningEvent` and :class:`~.events.CompactionEvent` a
 
 from __future__ import annotations
 
-import inspect
 import logging
 import time
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..compaction.engine import ContextEngine
 from ..errors import PalimpsestError
 from ..messages import content_text, role_of
 from ..safety.redact import redact
@@ -43,6 +41,12 @@ from .binding import switch_session
 from .cache_hooks import record_compaction, summary_usage_before
 from .checkpoint_gate import BLOCKED_CODE, RETRY_NEXT_TURN, blocked_message, required_checkpoint
 from .driver import Flow, Offload
+from .engine_call import (
+    accepted_kwargs,
+    compress_with_a_short_head,
+    engine_facts,
+    head_and_tail_are_everything,
+)
 from .events import CompactionEvent, CompactionMode, CompactionPath, WarningEvent
 from .flush import FlushResult
 from .in_place import archive_step, in_place_enabled
@@ -97,17 +101,6 @@ class CompactionOutcome:
     """Why a required memory checkpoint stopped this compaction (:mod:`.checkpoint_gate`)."""
 
 
-def _accepted_kwargs(engine: ContextEngine, wanted: Mapping[str, Any]) -> dict[str, Any]:
-    """Only the keyword arguments ``engine.compress`` accepts (AL-16 step 2)."""
-    try:
-        params = inspect.signature(engine.compress).parameters
-    except (TypeError, ValueError):
-        return {}
-    if any(p.kind is inspect.Parameter.VAR_KEYWORD for p in params.values()):
-        return dict(wanted)
-    return {k: v for k, v in wanted.items() if k in params}
-
-
 def _is_injection(message: Mapping[str, Any]) -> bool:
     """A todo snapshot, ledger or re-attached files the agent added after a compaction."""
     if role_of(message) != "user":
@@ -116,17 +109,6 @@ def _is_injection(message: Mapping[str, Any]) -> bool:
         return True
     headers = (INJECTION_HEADER, LEDGER_HEADER, REHYDRATION_HEADER)
     return content_text(message.get("content")).startswith(headers)
-
-
-def _facts(engine: ContextEngine) -> dict[str, Any]:
-    """The engine's per-call fields that manual feedback reports (CC-114)."""
-    return {
-        "fallback_used": bool(getattr(engine, "last_summary_fallback_used", False)),
-        "aborted": bool(getattr(engine, "last_compress_aborted", False)),
-        "dropped_count": getattr(engine, "last_summary_dropped_count", None),
-        "failure_reason": getattr(engine, "last_summary_error", None),
-        "refused_would_grow": bool(getattr(engine, "last_compress_refused_would_grow", False)),
-    }
 
 
 def _unchanged(
@@ -150,55 +132,6 @@ def _unchanged(
         reason=reason,
         seconds=0.0 if started is None else time.perf_counter() - started,
     )
-
-
-_NO_MIDDLE = (
-    "too few messages",
-    "nothing between head and tail",
-    "the summary would not shrink the conversation",  # a middle of one or two messages
-)
-SHORT_HEAD = 1
-"""Head messages kept when the window is too small for the protected head and tail."""
-
-
-def _head_and_tail_are_everything(engine: ContextEngine) -> bool:
-    stats = getattr(engine, "last_stats", None)
-    protect = getattr(engine, "protect_first_n", 0)
-    return (
-        stats is not None
-        and not getattr(stats, "compressed", True)
-        and getattr(stats, "reason", None) in _NO_MIDDLE
-        and isinstance(protect, int)
-        and protect > SHORT_HEAD
-    )
-
-
-def _compress_with_a_short_head(
-    engine: ContextEngine,
-    before: list[dict[str, Any]],
-    approx_tokens: int | None,
-    kwargs: dict[str, Any],
-) -> list[dict[str, Any]]:
-    """Compact again keeping only the first message as the head.
-
-    The context is over the threshold (or the provider refused it) yet the protected head
-    and tail hold every message: a small window with large messages (measured with the
-    0.5B model at 2,048 tokens: seven messages of a few hundred tokens each). Without this,
-    every later turn overflows and "cannot compress further"; with it, the task (the first
-    message) and the newest turns stay and the rest is summarized.
-    """
-    saved = engine.protect_first_n
-    strikes = getattr(engine, "ineffective_compression_count", None)
-    engine.protect_first_n = SHORT_HEAD
-    try:
-        result = engine.compress(before, approx_tokens, None, **kwargs)
-    finally:
-        engine.protect_first_n = saved
-    stats = getattr(engine, "last_stats", None)
-    if strikes is not None and not getattr(stats, "compressed", False):
-        # one pass, one strike: the retry that could not shrink either does not count twice
-        engine.ineffective_compression_count = strikes  # type: ignore[attr-defined]
-    return result
 
 
 def compress_context(
@@ -271,7 +204,7 @@ def _compress_locked(
         base = _Base(
             path, before, before_tokens, started, count_before, previous_summary, summary_usage
         )
-        return (yield from _finish(agent, base, taken, skipped, _facts(engine)))
+        return (yield from _finish(agent, base, taken, skipped, engine_facts(engine)))
 
     required = agent.settings.memory.checkpoint_required
     if required and path == "after_round" and agent.checkpoint_failed_turn == agent.turn:
@@ -300,7 +233,7 @@ def _compress_locked(
         memory_context = agent.compaction_context(before)
 
     # 2. Compress (blocking work: offloaded so an async host keeps its event loop).
-    kwargs = _accepted_kwargs(engine, {"force": force, "memory_context": memory_context})
+    kwargs = accepted_kwargs(engine, {"force": force, "memory_context": memory_context})
     # A provider-proven overflow is answered even when abort mode is configured (AL-13).
     abort_mode = getattr(engine, "abort_on_summary_failure", None)
 
@@ -309,8 +242,8 @@ def _compress_locked(
             engine.abort_on_summary_failure = False  # type: ignore[attr-defined]
         try:
             result = engine.compress(before, approx_tokens, focus_topic, **kwargs)
-            if path != "manual" and _head_and_tail_are_everything(engine):
-                result = _compress_with_a_short_head(engine, before, approx_tokens, kwargs)
+            if path != "manual" and head_and_tail_are_everything(engine):
+                result = compress_with_a_short_head(engine, before, approx_tokens, kwargs)
             return result
         finally:
             if path == "reactive" and abort_mode:
@@ -323,7 +256,7 @@ def _compress_locked(
     except (ValueError, TypeError, RuntimeError) as exc:
         log.warning("compaction failed", exc_info=True)
         return (yield from _not_compacted(agent, path, before, before_tokens, started, exc, flush))
-    facts = _facts(engine)
+    facts = engine_facts(engine)
     stats = getattr(engine, "last_stats", None)
     if stats is not None and hasattr(stats, "compressed"):
         compacted = bool(stats.compressed)
