@@ -1,4 +1,4 @@
-"""``palimpsest sessions maintain`` on a real store file: in-process through the console script's
+"""``palimpsest sessions maintain`` and ``verify`` on a real store file: in-process through the console script's
 ``main`` (``cli_inproc``), and a user mistake in a real subprocess."""
 
 from __future__ import annotations
@@ -66,3 +66,43 @@ def test_bad_option_is_a_user_error(isolated_home: Path) -> None:
     done = run_process("--step-pages", "0")
     assert done.returncode == 2
     assert "step-pages" in done.stderr
+
+
+def verify(*args: str) -> tuple[int, str, str]:
+    done = invoke_cli("sessions", "verify", *args)
+    return done.returncode, done.stdout, done.stderr
+
+
+def test_verify_reports_and_repairs_a_damaged_index(isolated_home: Path) -> None:
+    with SessionStore() as store:
+        store.create_session("20260101_000000_aaaaaa", "cli")
+        store.append_message("20260101_000000_aaaaaa", "user", "hello")
+        store.database.write(
+            lambda con: con.execute("INSERT INTO messages_fts (rowid, content) VALUES (77, 'x')")
+        )
+    code, _, err = verify()
+    assert code == 1 and "problem:" in err
+    code, out, err = verify("--repair")
+    assert code == 0 and "rebuilt" in err and out.startswith("ok:")
+
+
+def test_verify_repair_on_a_file_sqlite_cannot_open_says_what_it_did(
+    isolated_home: Path,
+) -> None:
+    with SessionStore() as store:
+        store.create_session("20260101_000000_aaaaaa", "cli")
+        store.append_message("20260101_000000_aaaaaa", "user", "hello")
+    db = isolated_home / "state.db"
+    data = bytearray(db.read_bytes())
+    data[16:18] = b"\x00\x03"  # an impossible page size: SQLite refuses the file
+    db.write_bytes(bytes(data))
+    listed = invoke_cli("sessions", "list")
+    assert listed.returncode == 1 and "damaged" in listed.stderr
+    code, _, err = verify()
+    assert code == 1 and "--repair tries to recover its rows" in err
+    code, _, err = verify("--repair")
+    assert code == 1 and "trying to recover its rows into a new file" in err
+    # Either rows came back into a new file, or it says plainly that none could.
+    assert "recovered " in err or "nothing could be recovered" in err
+    assert "Run 'palimpsest sessions verify --repair'" not in err.split("recover its rows")[1]
+    assert db.read_bytes() == bytes(data)

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 
 import pytest
@@ -33,7 +32,6 @@ class _HttpError(Exception):
         (_HttpError("payment required", 402), "auth"),
         (RuntimeError("Error: insufficient_quota for this org"), "auth"),
         (TimeoutError(), "timeout"),
-        (asyncio.TimeoutError(), "timeout"),
         (_HttpError("bad gateway", 502), "timeout"),
         (RuntimeError("the read timed out"), "timeout"),
         (ConnectionResetError("reset"), "network"),

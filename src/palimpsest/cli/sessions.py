@@ -17,7 +17,7 @@ import sys
 from contextlib import AbstractContextManager, nullcontext, suppress
 from datetime import datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 from rich.console import Console
@@ -26,21 +26,18 @@ from rich.progress import Progress, SpinnerColumn, TextColumn, TimeElapsedColumn
 from rich.table import Table
 from rich.text import Text
 
-from ..errors import DatabaseCorruptError, DuplicateTranscriptError
+from ..errors import DuplicateTranscriptError
 from ..files import output_target, replace_file
 from ..messages import dump_transcript, render_content
 from ..safety.redact import redact_value
 from ..storage.contract import Store
 from ..storage.factory import is_postgres_url, redacted_url, store_url
 from ..storage.factory import open_store as open_configured_store
-from ..storage.failures import is_not_sqlite
-from ..storage.recovery import recover_rows
 from ..storage.session_admin import handle_of, resolve_prefix
 from ..storage.sessions import default_db_path
 from ..storage.transfer import import_stream
 from ..usage import format_token_pair
 from .common import (
-    RUN_ERROR_EXIT,
     TranscriptFormat,
     err_console,
     fail,
@@ -440,80 +437,6 @@ def path_command(db: DbOption = None) -> None:
             typer.echo(redacted_url(url))
             return
         typer.echo(str(Path(url).expanduser() if url else db_path(db=db)))
-
-
-@sessions_app.command("verify")
-def verify_command(
-    repair: Annotated[
-        bool,
-        typer.Option(
-            "--repair",
-            help="Rebuild indexes, full-text indexes and counters from the rows; "
-            "list rows that cannot be read (they are kept).",
-        ),
-    ] = False,
-    db: DbOption = None,
-) -> None:
-    """Check the database, its indexes and its rows; exit 1 when a problem remains."""
-    with handle_errors():
-        path = db_path(db=db)
-        try:
-            store = open_store(db)
-        except DatabaseCorruptError as exc:
-            _cannot_open(path, exc, repair)
-    with handle_errors(), store:
-        problems = store.verify()
-        if problems and repair:
-            for line in store.repair():
-                err_console.print(f"repair: {line}", highlight=False)
-            problems = store.verify()
-        elif store.read_only:
-            err_console.print(f"note: opened read-only ({store.read_only_reason})")
-        counts = (store.session_count(), store.message_count())
-    if problems:
-        for problem in problems:
-            err_console.print(f"problem: {problem}", highlight=False)
-        if not repair:
-            err_console.print("run 'palimpsest sessions verify --repair' to rebuild what can be")
-        else:
-            err_console.print(
-                "what is left cannot be rebuilt from the rows: restore those rows (or the "
-                f"file) from a backup, or move {path} aside to start a new store",
-                highlight=False,
-            )
-        raise typer.Exit(1)
-    typer.echo(f"ok: {counts[0]} sessions, {counts[1]} messages, {store.location}")
-
-
-def _cannot_open(path: Path, exc: DatabaseCorruptError, repair: bool) -> NoReturn:
-    """A store SQLite cannot open: not SQLite at all (say so), or damaged in its structure
-    (with ``--repair``, copy what SQLite can still read into a new file beside it)."""
-    if is_not_sqlite(path) or not repair:
-        hint = "" if is_not_sqlite(path) else " (--repair tries to recover its rows)"
-        fail(f"{exc}{hint}", RUN_ERROR_EXIT)
-    err_console.print(
-        f"problem: SQLite cannot open {path}, so its indexes cannot be rebuilt in place; "
-        "trying to recover its rows into a new file (the damaged one is left as it is)",
-        highlight=False,
-    )
-    found = recover_rows(path)
-    if found.target is None:
-        fail(
-            f"nothing could be recovered: {found.reason}. Restore {path.name} from a backup, "
-            f"or move it aside (mv {path} {path}.damaged) and a new, empty store is created",
-            RUN_ERROR_EXIT,
-        )
-    lost = (
-        f", and {found.lost:,} rows whose table could not be told (in table lost_and_found)"
-        if found.lost
-        else ""
-    )
-    fail(
-        f"recovered {found.sessions:,} sessions and {found.messages:,} messages{lost} into "
-        f"{found.target}. To use it: mv {path} {path}.damaged && mv {found.target} {path}, "
-        "then run 'palimpsest sessions verify --repair' to rebuild its indexes",
-        RUN_ERROR_EXIT,
-    )
 
 
 # `sessions search` lives in .sessions_search, which registers itself on sessions_app
