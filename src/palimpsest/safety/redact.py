@@ -31,6 +31,7 @@ from typing import Any
 
 from .redact_blocks import on_escaped_lines, redact_blocks
 from .redact_decode import redact_encoded
+from .redact_generic import GENERIC_ANCHORS, GENERIC_TOKEN, generic_replacement
 from .redact_patterns import TOKEN_PATTERNS, TokenPattern
 from .redact_reuse import carried_values, mask_values, redact_continuations, removed_value
 from .redact_values import (
@@ -211,6 +212,9 @@ _PASSES: tuple[_Pass, ...] = (
         )
         for t in TOKEN_PATTERNS
     ),
+    # A vendor the catalogue does not know, by the shape most tokens share (prefix, then
+    # random characters), after the catalogue so a known vendor's rule decides first.
+    _Pass(GENERIC_ANCHORS, GENERIC_TOKEN, generic_replacement, regex_scan=True),
     _Pass(("://",), _URL_CREDENTIALS, rf"\1{REDACTED}"),
     _Pass(("-u", "--user"), _USER_FLAG, rf"\1{REDACTED}", regex_scan=True),
     _Pass(("hooks.slack.com",), _SLACK_HOOK, rf"\1{REDACTED}", ignore_case=True),
