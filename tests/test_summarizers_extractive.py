@@ -707,3 +707,16 @@ def test_an_update_keeps_earlier_identifiers_once() -> None:
     assert critical.count("Identifiers worked with:") == 1
     line = critical.split("\n")[0]
     assert line.index("`parse_header`") < line.index("`strict_mode`") < line.index("`HeaderError`")
+
+
+@pytest.mark.parametrize("path", TRANSCRIPTS, ids=lambda p: p.name)
+def test_a_smaller_budget_never_gives_a_longer_summary(path: Path) -> None:
+    """The fit step rewrites a clipped summary to ever smaller budgets; when even the terse
+    level was over a budget, the summarizer answered with a fuller level (every heading):
+    a rewrite to 60 tokens came back at 272 after one to 163 had given 88."""
+    turns = load_transcript(path)
+    sizes = [
+        estimate_tokens_rough(_summarize(turns, budget_tokens=budget))
+        for budget in (2_000, 400, 160, 60, 10)
+    ]
+    assert sizes == sorted(sizes, reverse=True), sizes

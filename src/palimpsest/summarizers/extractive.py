@@ -508,9 +508,10 @@ class ExtractiveSummarizer:
         body = ""
         for level in _LEVELS:
             if level.terse:
+                # nothing longer fitted either: the shortest rendering that still says
+                # something (a rewrite to a smaller budget must never come back longer)
                 terse = redact(_render(draft, level, request.template))
-                # only when it is what fits: otherwise every heading, over the budget
-                return terse if estimate_tokens_rough(terse) <= budget else body
+                return terse if terse.strip() else body
             body = _render(draft, level, request.template)
             if estimate_tokens_rough(body) > budget * 1.25 and level is not _LEVELS[-2]:
                 continue  # clearly too long: skip the redaction pass for this level
