@@ -334,9 +334,11 @@ def _files(d: _Draft, level: _Level) -> list[str]:
 
 
 def _quote(ask: str, limit: int) -> str:
-    """A short request word for word (its lines kept); a long one clipped to ``limit``."""
+    """A short request word for word (its lines kept); a long one clipped to ``limit``
+    (one no longer than ``limit`` and the truncation marker stays whole: cutting it would
+    not make it shorter)."""
     text = ask.strip()
-    if len(text) <= limit and text.count("\n") <= MAX_QUOTED_LINES:
+    if len(text) <= limit + len(TRUNCATED) and text.count("\n") <= MAX_QUOTED_LINES:
         # a line starting with "#" is escaped so the quote never reads as a heading
         return "\n".join(_unheading(line.rstrip()) for line in text.splitlines())
     return clip(text, limit, TRUNCATED)
@@ -508,10 +510,9 @@ class ExtractiveSummarizer:
         body = ""
         for level in _LEVELS:
             if level.terse:
-                # nothing longer fitted either: the shortest rendering that still says
-                # something (a rewrite to a smaller budget must never come back longer)
                 terse = redact(_render(draft, level, request.template))
-                return terse if terse.strip() else body
+                # only when it is what fits: otherwise every heading, over the budget
+                return terse if estimate_tokens_rough(terse) <= budget else body
             body = _render(draft, level, request.template)
             if estimate_tokens_rough(body) > budget * 1.25 and level is not _LEVELS[-2]:
                 continue  # clearly too long: skip the redaction pass for this level
