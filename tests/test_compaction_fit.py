@@ -211,3 +211,27 @@ def test_a_summary_that_must_shrink_gives_up_the_long_note_first() -> None:
     text = content_text(result.messages[1]["content"])
     assert text == SHORT_SUMMARY_PREFIX + "\n" + body  # nothing of the summary itself cut
     assert result.fits
+
+
+def test_the_newest_user_message_stays_when_it_reads_as_an_observation() -> None:
+    """A LangGraph run that passes a text-action agent's observation back as the user turn:
+    on its own the newest user message reads as an observation, not a request, and the
+    shrink step dropped it, leaving the model the summary and the last tool result only."""
+    envelope = "\n(Open file: /testbed/src/app.py)\n(Current directory: /testbed)\nbash-$"
+    newest = "curl: (7) Failed to connect to web.chal.example port 8000" + envelope
+    msgs = [
+        sys_(),
+        summary() | {"role": "assistant"},
+        user("older output " + "o" * 3_000 + envelope),
+        asst("reading it " + "r" * 3_000),
+        user(newest),
+        asst("let me look again", [call("c")]),
+        tool("c", "t" * 3_000),
+    ]
+    result = fit_to_window(msgs, 500, count)  # the tool result must be clipped as well
+    validate_transcript(result.messages, strict=True)
+    users = [m for m in result.messages if m["role"] == "user" and not m.get(SUMMARY_FLAG)]
+    assert users and content_text(users[-1]["content"]) == newest
+    assert result.dropped_messages == 2  # the older observation and the reply to it
+    assert result.messages[-1]["tool_call_id"] == "c"  # what the model answers next
+    assert result.fits and result.clipped_messages >= 1

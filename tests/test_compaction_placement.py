@@ -54,6 +54,22 @@ def test_a_clipped_summary_is_rewritten_to_a_smaller_budget() -> None:
     assert placed.fitted.fits
 
 
+def test_a_rewrite_that_comes_back_longer_is_not_used() -> None:
+    """The extractive summarizer answers a budget even its terse form exceeds with every
+    heading: a rewrite to 60 tokens came back at 272 after one to 163 had given 88, and the
+    longer text was placed and clipped in its middle (the failure and the changed file)."""
+    asked: list[int] = []
+    short = long_summary(200)
+
+    def rewrite(budget: int) -> str:
+        asked.append(budget)
+        return short if len(asked) == 1 else long_summary(1_000)
+
+    placed = place(long_summary(3_000), target=300, rewrite=rewrite)
+    assert len(asked) == 2  # the longer answer ended the rewrites
+    assert placed.body == short
+
+
 def test_without_a_rewrite_the_clipped_summary_stays_clipped() -> None:
     placed = place(long_summary(3_000), target=1_200)
     assert placed.body == long_summary(3_000)

@@ -338,3 +338,25 @@ def test_a_success_quoted_as_an_error_is_counted() -> None:
     )
     assert score(facts, right, right).successes_as_failures == ()
     assert score(facts, wrong, None).successes_as_failures == ()  # no summary: not judged
+
+
+def test_an_error_on_one_line_does_not_claim_the_next_lines_output() -> None:
+    """The rule is "after error/failed on the same line": the summary's newlines were
+    collapsed before matching, so a failed edit's error line followed by the next action
+    (``4. EDIT /project/math_utils.py``) counted that path, a Glob's output, as a success
+    quoted as an error."""
+    messages = [
+        SYSTEM,
+        TASK,
+        call("c1", "Glob", pattern="**/math_utils.py"),
+        result("c1", "/project/math_utils.py"),
+    ]
+    facts = span_facts(messages, 2, len(messages))
+    assert facts.successes == ("/project/math_utils.py",)
+    summary = (
+        "3. EDIT /project/math_utils.py — error: - E999 SyntaxError: unmatched ')' [tool: edit]\n"
+        "4. EDIT /project/math_utils.py — ok [tool: Edit]"
+    )
+    assert score(facts, summary, summary).successes_as_failures == ()
+    same_line = "3. GLOB — failed: /project/math_utils.py"
+    assert score(facts, same_line, same_line).successes_as_failures == facts.successes

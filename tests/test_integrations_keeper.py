@@ -11,6 +11,7 @@ from typing import Any
 
 import pytest
 
+from compaction_helpers import StubSummarizer
 from integration_script import WINDOW, Turn, conversation, exact_counter, system_prompt
 from palimpsest import (
     ConfigError,
@@ -214,3 +215,38 @@ def test_a_chat_model_writes_the_summary(turns: list[Turn]) -> None:
     assert model.calls, "the summary model was never asked"
     assert keeper.compressor.last_summary_check == "rejected"
     assert keeper.compressor.last_stats.fallback_used
+
+
+def _words(count: int, seed: int) -> str:
+    vocabulary = ("parser", "value", "token", "branch", "offset", "column", "handler", "retry")
+    return " ".join(f"{vocabulary[(i * 7 + seed) % 8]}{i % 13}" for i in range(count))
+
+
+def test_an_observation_handed_back_as_the_user_turn_reaches_the_model() -> None:
+    """A LangGraph run of a text-action agent: each user turn is the agent's observation
+    (SWE-agent's ``(Open file: …)``/``bash-$`` envelope), and the model answered the newest
+    one with a native call. A long summary made the fit step shrink the tail, and it took
+    that observation for droppable (it is no "request"): the model saw the summary and the
+    last tool result, not the turn it was answering."""
+    envelope = "\n(Open file: /testbed/src/app.py)\n(Current directory: /testbed)\nbash-$"
+    history: list[Dict] = [
+        {"role": "user", "content": "Fix the date parser in app.py so it takes ISO dates."},
+        {"role": "assistant", "content": "Let me look.\n```\nopen app.py\n```"},
+    ]
+    for i in range(8):
+        history.append({"role": "user", "content": f"output {i} {_words(700, i)}{envelope}"})
+        history.append({"role": "assistant", "content": f"step {i}\n```\nls\n```"})
+    newest = "curl: (7) Failed to connect to web.chal.example port 8000" + envelope
+    call = {"id": "c1", "type": "function", "function": {"name": "terminal", "arguments": "{}"}}
+    history += [
+        {"role": "user", "content": newest},
+        {"role": "assistant", "content": "again", "tool_calls": [call]},
+        {"role": "tool", "tool_call_id": "c1", "content": _words(1_500, 9)},
+    ]
+    summary = StubSummarizer("## Active Task\nFix the parser.\n\n" + _words(3_300, 3))
+    keeper = ConversationKeeper(make_compressor(WINDOW, summary), _copies, _copies)
+    view = keeper.view(history)
+    assert view.compacted and keeper.compressor.last_stats.fit_clipped_messages
+    validate_transcript(list(view.messages), strict=True)
+    assert [m for m in view.messages if m["role"] == "user"][-1]["content"] == newest
+    assert view.messages[-1]["tool_call_id"] == "c1"

@@ -707,3 +707,11 @@ def test_an_update_keeps_earlier_identifiers_once() -> None:
     assert critical.count("Identifiers worked with:") == 1
     line = critical.split("\n")[0]
     assert line.index("`parse_header`") < line.index("`strict_mode`") < line.index("`HeaderError`")
+
+
+def test_a_request_that_cutting_would_not_shorten_is_quoted_whole() -> None:
+    """An 83-character request at a level whose cap is 80 came back as its first 70
+    characters and " ...[truncated]": longer than the whole, and the request was lost."""
+    ask = "The checkout page shows the wrong total when a coupon is applied. Find and fix it."
+    for budget in (2_000, 60):
+        assert f"User asked: '{ask}'" in _summarize([{"role": "user", "content": ask}, {"role": "assistant", "content": "On it."}], budget_tokens=budget)  # fmt: skip

@@ -16,7 +16,9 @@ When the result is too big, in this order:
 1. **Shrink the tail.** Whole units after the summary are dropped, oldest first: a unit
    is one message, or an assistant message with tool calls together with its results, so
    a call is never separated from its result. The unit holding the newest real user
-   request and the last unit (what the model answers next) are never dropped.
+   request, the unit holding the newest user message of any kind (a host may hand a
+   text-action agent's observation back as the user turn) and the last unit (what the
+   model answers next) are never dropped.
 2. **Clip oversized messages.** The largest remaining text contents are clipped, keeping
    their beginning and end around a visible :data:`CLIP_MARKER`: tail messages first, then
    head messages, the summary last (it is the only record of the middle; its end marker
@@ -43,6 +45,7 @@ from .markers import (
     SUMMARY_FLAG,
     SUMMARY_PREFIX,
     SUMMARY_USER_TURN_FLAG,
+    is_compaction_summary_message,
     is_real_user_message,
 )
 
@@ -168,10 +171,13 @@ def _shrink_tail(
         while start < len(messages) and role_of(messages[start]) == "tool":
             start += 1
     units = _units(messages, start)
-    newest_user = max(
-        (i for i in range(anchor + 1, len(messages)) if is_real_user_message(messages[i])),
-        default=None,
-    )
+    after = range(anchor + 1, len(messages))
+    newest_request = max((i for i in after if is_real_user_message(messages[i])), default=None)
+    # The newest user turn whatever it reads as: a host that hands a text-action agent's
+    # observation back as the user turn (a LangGraph run of a SWE-agent loop) has no
+    # request in the tail, and that observation is what the model is answering.
+    newest_turn = max((i for i in after if _is_user_turn(messages[i])), default=None)
+    protected = {i for i in (newest_request, newest_turn) if i is not None}
     keep = [True] * len(units)
 
     def kept() -> Messages:
@@ -185,7 +191,7 @@ def _shrink_tail(
     for k, (begin, end) in enumerate(units):
         if tokens <= target:
             break
-        if newest_user is not None and begin <= newest_user < end:
+        if any(begin <= i < end for i in protected):
             continue
         if k == len(units) - 1:
             continue  # the last unit is what the model answers next
@@ -194,6 +200,16 @@ def _shrink_tail(
         tokens = count(out)
     dropped = sum(end - begin for (begin, end), flag in zip(units, keep, strict=True) if not flag)
     return out, dropped, tokens
+
+
+def _is_user_turn(message: dict[str, Any]) -> bool:
+    """A user-role message with something to say that is not a summary."""
+    return (
+        role_of(message) == "user"
+        and not message.get(SUMMARY_FLAG)
+        and not is_compaction_summary_message(message)
+        and bool(content_text(message.get("content")).strip())
+    )
 
 
 def _rejoin(messages: Messages, anchor: int) -> Messages:

@@ -62,7 +62,8 @@ def place_summary(
     """Assemble ``head + summary + tail`` and fit it to ``target`` tokens.
 
     ``rewrite(budget)`` writes the summary again to a budget (``None`` when it cannot);
-    without it a clipped summary stays clipped.
+    without it a clipped summary stays clipped, and a rewrite no shorter than the summary
+    it replaces is not used.
     """
     for attempt in range(REWRITE_PASSES + 1):
         assembly = assemble(
@@ -76,7 +77,9 @@ def place_summary(
         if rewrite is None or attempt == REWRITE_PASSES or not summary_clipped(fitted.messages):
             break
         rewritten = rewrite(max(MIN_REWRITE_BUDGET, int(count_text(body) * REWRITE_SHARE)))
-        if rewritten is None:
+        if rewritten is None or count_text(rewritten) >= count_text(body):
+            # a summarizer with nothing shorter may answer a smaller budget with a longer
+            # text (the extractive one keeps every heading when even its terse form is over)
             break
         body = rewritten
     return Placed(body, assembly, fitted)

@@ -122,6 +122,12 @@ def _norm(text: str) -> str:
     return re.sub(r"\s+", " ", text).strip()
 
 
+def _norm_lines(text: str) -> str:
+    """``text`` with each line's whitespace runs collapsed, its line breaks kept (a rule
+    that says "on the same line" must see where a line ends)."""
+    return "\n".join(_norm(line) for line in text.splitlines())
+
+
 def _flatten(value: Any) -> str:
     if isinstance(value, str):
         return value
@@ -306,7 +312,7 @@ def score(facts: SpanFacts, kept_text: str, summary_text: str | None) -> ProbeSc
         identifiers_missing=ids_missing,
         identifier_names_kept=(n_ids - len(ids_missing), n_ids) if n_ids else None,
         successes_as_failures=(
-            tuple(x for x in facts.successes if _quoted_as_error(x, _norm(summary_text)))
+            tuple(x for x in facts.successes if _quoted_as_error(x, _norm_lines(summary_text)))
             if summary_text
             else ()
         ),

@@ -334,9 +334,11 @@ def _files(d: _Draft, level: _Level) -> list[str]:
 
 
 def _quote(ask: str, limit: int) -> str:
-    """A short request word for word (its lines kept); a long one clipped to ``limit``."""
+    """A short request word for word (its lines kept); a long one clipped to ``limit``
+    (one no longer than ``limit`` and the truncation marker stays whole: cutting it would
+    not make it shorter)."""
     text = ask.strip()
-    if len(text) <= limit and text.count("\n") <= MAX_QUOTED_LINES:
+    if len(text) <= limit + len(TRUNCATED) and text.count("\n") <= MAX_QUOTED_LINES:
         # a line starting with "#" is escaped so the quote never reads as a heading
         return "\n".join(_unheading(line.rstrip()) for line in text.splitlines())
     return clip(text, limit, TRUNCATED)

@@ -244,10 +244,12 @@ def extract_facts(
     ``tail`` is the messages kept after ``turns``, when known: the names its assistant
     messages use rank first among the span's identifiers.
     """
+    from .text_actions import recover_text_actions
     from .walk import Walker  # the walk imports this module's types
 
     if readings is None or len(readings) != len(turns):
         readings = read_transcript(turns)
+    readings = recover_text_actions(readings)
     with parse_once():  # a command the agent ran many times is parsed once per walk
         facts = Walker(turns).run(readings)
     facts.tail_uses = tail_uses(tail)
