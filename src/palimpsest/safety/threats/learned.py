@@ -13,7 +13,7 @@ planted inside a long, harmless tool output is not averaged away. A window of se
 sentences that scores near the threshold (within :data:`SECOND_LOOK`) is also scored
 sentence by sentence: one instruction packed with four lines of build log would otherwise
 be diluted by them, and the model was trained on rows about a sentence or two long. Far
-below the threshold (most text) nothing more is computed. A second, smaller model
+below the threshold (most text), or once a window is over it, nothing more is computed. A second, smaller model
 says which kind of attack a flagged window most resembles (override, persona,
 exfiltration, manipulation); it only words the explanation and never decides.
 """
@@ -143,7 +143,7 @@ def instruction_score(text: str) -> InstructionScore:
         logit = _logit(model, buckets)
         if logit > best:
             best, best_window, best_buckets = logit, window, buckets
-        if logit > model.threshold - SECOND_LOOK:
+        if model.threshold - SECOND_LOOK < logit and best <= model.threshold:
             parts = sentences(window)
             for part in parts if len(parts) > 1 else ():
                 part_buckets = features(part)
