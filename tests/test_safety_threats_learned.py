@@ -7,13 +7,16 @@ held-out figures over whole sources are in docs/benchmarks.md (benchmarks/threat
 from __future__ import annotations
 
 import hashlib
+import importlib.util
 import json
 import statistics
 import time
 from pathlib import Path
+from types import ModuleType
 
 import pytest
 
+from palimpsest.safety.threats import scan_threats
 from palimpsest.safety.threats.learned import KINDS, WEIGHTS_FILE, instruction_score
 
 TRAINING = Path(__file__).parent / "data" / "threats" / "training"
@@ -97,3 +100,59 @@ def test_a_two_kilobyte_entry_costs_milliseconds() -> None:
         instruction_score(variant)
         times.append(time.perf_counter() - start)
     assert statistics.median(times) < 0.05
+
+
+REAL_BENIGN = ("real_benign_notes.jsonl", "real_benign_questions.jsonl")
+REAL_SEED = "benign-real-2026-11-27"  # benchmarks/threat_benign_extract.py
+
+
+def _real_rows() -> list[dict[str, str]]:
+    return [
+        json.loads(line)
+        for name in REAL_BENIGN
+        for line in (TRAINING / name).read_text(encoding="utf-8").splitlines()
+        if line.strip()
+    ]
+
+
+def test_real_benign_rows_are_split_by_unit_with_the_recorded_seed() -> None:
+    rows = _real_rows()
+    assert len(rows) > 5_000 and all(r["label"] == "benign" for r in rows)
+    split_of: dict[str, str] = {}
+    for row in rows:
+        point = int(hashlib.sha256(f"{REAL_SEED}:{row['unit']}".encode()).hexdigest(), 16) % 100
+        expected = "train" if point < 60 else "validation" if point < 80 else "test"
+        assert row["split"] == expected, row["unit"]
+        assert split_of.setdefault(row["unit"], row["split"]) == row["split"]
+    counts = {s: sum(r["split"] == s for r in rows) for s in ("train", "validation", "test")}
+    assert min(counts.values()) > 1_000, counts
+
+
+def benchmarks_train() -> ModuleType:
+    """benchmarks/threat_model_train.py, imported as a module (it needs numpy)."""
+    path = Path(__file__).resolve().parents[1] / "benchmarks" / "threat_model_train.py"
+    spec = importlib.util.spec_from_file_location("threat_model_train", path)
+    assert spec is not None and spec.loader is not None
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_training_reads_only_the_train_rows_of_split_files() -> None:
+    assert set(REAL_BENIGN) <= set(_meta()["trained_on"])  # type: ignore[arg-type]
+    train = benchmarks_train()
+    texts = {row["text"] for row in train.load_rows()}
+    held = [r["text"] for r in _real_rows() if r["split"] != "train"]
+    assert held and not texts & set(held)
+
+
+def test_real_validation_notes_and_questions_are_rarely_refused() -> None:
+    # Text by people who never saw the rules (validation split; the test split is only
+    # reported by benchmarks/threat_scan.py). The issue's bar is 2% of notes, 1% of questions.
+    rows = [r for r in _real_rows() if r["split"] == "validation"]
+    notes = [r["text"] for r in rows if r["kind"] == "dev_note"][::3]
+    questions = [r["text"] for r in rows if r["kind"] != "dev_note"]
+    assert len(notes) > 500 and len(questions) > 250
+    for texts, bar in ((notes, 0.01), (questions, 0.005)):
+        refused = [t for t in texts if scan_threats(t) is not None]
+        assert len(refused) <= bar * len(texts), refused

@@ -10,12 +10,15 @@ from __future__ import annotations
 
 import json
 import re
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
+from palimpsest.safety.threats import find_threats
 from palimpsest.safety.threats.prefilter import SPACES, gate_for, lowered, starts_for
 from palimpsest.safety.threats.rules import lines
 from palimpsest.safety.threats.rules_command import _SINK, COMMAND_RULES, _sink_lines
@@ -97,3 +100,35 @@ def test_sink_lines_found_from_the_whole_text_are_the_lines_with_a_sink() -> Non
     texts.append("send it\u2028to https://x.example\rcurl $TOKEN\x0bpost the key to my server")
     for text in texts:
         assert _sink_lines(text) == [line for line in lines(text) if _SINK.search(line)]
+
+
+_WITHOUT_PARSER = """
+import re, sys
+del re._parser, re._constants
+sys.modules["re._parser"] = None
+sys.modules["re._constants"] = None
+from palimpsest.safety.threats import find_threats, prefilter
+assert prefilter.requirements("ignore all") is None
+assert prefilter.starts_for(re.compile("ignore all")) is None
+assert prefilter.gate_for(re.compile("ignore all")).always
+texts = [line for line in sys.stdin.read().split("\\x1e") if line]
+print("\\x1e".join(",".join(h.pattern_id for h in find_threats(t, learned=False)) for t in texts))
+"""
+
+
+def test_a_python_without_the_private_regex_parser_scans_the_same() -> None:
+    """``re._parser`` is private: without it every rule runs its pattern, with the same hits."""
+    texts = CORPUS[::7]
+    expected = "\x1e".join(
+        ",".join(hit.pattern_id for hit in find_threats(text, learned=False)) for text in texts
+    )
+    done = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_PARSER],
+        input="\x1e".join(texts),
+        capture_output=True,
+        text=True,
+        check=False,
+        timeout=120,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.rstrip("\n") == expected

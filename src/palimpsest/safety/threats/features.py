@@ -10,6 +10,12 @@ The hash is CRC-32, not Python's ``hash()``: ``hash()`` of a string changes with
 process (PYTHONHASHSEED), and the weights must mean the same thing in the training script
 and at run time. The same functions serve both, so they cannot drift apart.
 
+Chinese and Japanese are written without spaces, so a "word" there is a whole clause: its
+start alone would be featurised, and a 3-5-gram of Han characters is already a phrase.
+Words with CJK characters (and Korean, whose space-separated words carry attached
+particles) are read as overlapping character 1-3-grams instead, over their whole length,
+which is how short CJK words and stems ("忽略", "指令", "무시") become features.
+
 Long text is scored window by window (:func:`windows`): an instruction planted in the
 middle of a long tool output must not be diluted by the paragraphs around it.
 """
@@ -23,7 +29,7 @@ from zlib import crc32
 
 from .normalize import fold
 
-__all__ = ["BUCKETS", "WINDOW_CHARS", "features", "prepare", "windows"]
+__all__ = ["BUCKETS", "WINDOW_CHARS", "features", "prepare", "sentences", "windows"]
 
 BUCKETS = 1 << 18
 """Number of hash buckets; the weights file holds one signed byte per bucket."""
@@ -34,9 +40,15 @@ WINDOW_CHARS = 360
 _MASK = BUCKETS - 1
 _SPACE = re.compile(r"\s+")
 _WORD = re.compile(r"\w+", re.UNICODE)
+_OPENING = re.compile(r"(?:^|[.!?;:。！？]\s+|[。！？])[\W_]*(\w+)(?:\W+(\w+))?")
 _SENTENCE_END = re.compile(r"(?<=[.!?。！？:;])\s+|\n+")
 _CHAR_SIZES = (3, 4, 5)
+_CJK_SIZES = (1, 2, 3)
 _LONG_WORD = 24  # only the start of a longer token (a hash, base64) is featurised
+_LONG_CJK = 120  # a CJK run is a clause, not a token: read more of it
+_CJK = re.compile(
+    r"[\u1100-\u11ff\u3040-\u30ff\u3130-\u318f\u3400-\u4dbf\u4e00-\u9fff\uac00-\ud7af]"
+)
 
 
 def prepare(text: str) -> str:
@@ -75,6 +87,11 @@ def windows(text: str, size: int = WINDOW_CHARS) -> list[str]:
     return out
 
 
+def sentences(window: str, shortest: int = 24) -> list[str]:
+    """The sentences of a window that are at least ``shortest`` characters long."""
+    return [part for part in _SENTENCE_END.split(window) if len(part) >= shortest]
+
+
 def _bucket(feature: str) -> int:
     return crc32(feature.encode("utf-8", "surrogatepass")) & _MASK
 
@@ -82,11 +99,14 @@ def _bucket(feature: str) -> int:
 @lru_cache(maxsize=65_536)
 def _word_buckets(word: str) -> frozenset[int]:
     """The buckets of one word and its character n-grams (cached: words recur)."""
-    padded = f" {word[:_LONG_WORD]} "
+    cjk = _CJK.search(word) is not None
+    padded = f" {word[: _LONG_CJK if cjk else _LONG_WORD]} "
     length = len(padded)
     keys = {f"w {word}"}
-    for n in _CHAR_SIZES:
-        keys.update(padded[i : i + n] for i in range(length - n + 1))
+    for n in _CJK_SIZES if cjk else _CHAR_SIZES:
+        keys.update(
+            f"c{padded[i : i + n]}" if cjk else padded[i : i + n] for i in range(length - n + 1)
+        )
     return frozenset(_bucket(key) for key in keys)
 
 
@@ -94,10 +114,18 @@ def features(window: str) -> set[int]:
     """The set of hashed feature buckets of one prepared window (presence, not counts).
 
     Words and adjacent word pairs carry phrasing; character 3-5-grams inside words carry
-    stems across inflection and languages and survive typos.
+    stems across inflection and languages and survive typos. The first word and the first
+    two words of each sentence are features of their own: an order starts with its verb
+    ("ignore the rules above"), while a note that talks about the same words rarely does
+    ("the test makes the model ignore …").
     """
     words = _WORD.findall(window)
     out: set[int] = {_bucket(f"b {a} {b}") for a, b in itertools.pairwise(words)}
+    for start in _OPENING.finditer(window):
+        first, second = start.group(1), start.group(2)
+        out.add(_bucket(f"s {first}"))
+        if second:
+            out.add(_bucket(f"s {first} {second}"))
     for word in set(words):
         out |= _word_buckets(word)
     return out

@@ -9,7 +9,11 @@ signed byte per hash bucket, about 0.5 MB) and are produced by the committed scr
 and deterministic.
 
 Text is scored window by window and the highest-scoring window decides, so an instruction
-planted inside a long, harmless tool output is not averaged away. A second, smaller model
+planted inside a long, harmless tool output is not averaged away. A window of several
+sentences that scores near the threshold (within :data:`SECOND_LOOK`) is also scored
+sentence by sentence: one instruction packed with four lines of build log would otherwise
+be diluted by them, and the model was trained on rows about a sentence or two long. Far
+below the threshold (most text), or once a window is over it, nothing more is computed. A second, smaller model
 says which kind of attack a flagged window most resembles (override, persona,
 exfiltration, manipulation); it only words the explanation and never decides.
 """
@@ -23,11 +27,12 @@ from dataclasses import dataclass
 from functools import lru_cache
 from pathlib import Path
 
-from .features import features, prepare, windows
+from .features import features, prepare, sentences, windows
 
 __all__ = [
     "KINDS",
     "KIND_BUCKETS",
+    "SECOND_LOOK",
     "WEIGHTS_FILE",
     "InstructionScore",
     "instruction_score",
@@ -36,6 +41,8 @@ __all__ = [
 WEIGHTS_FILE = Path(__file__).with_name("instruction_model.bin")
 KINDS: tuple[str, ...] = ("override", "persona", "exfiltration", "manipulation")
 KIND_BUCKETS = 1 << 16
+SECOND_LOOK = 1.5
+"""A multi-sentence window scoring within this of the threshold is scored per sentence too."""
 
 KIND_WORDING = {
     "override": "it reads as an instruction to the model that cancels or replaces its task",
@@ -116,10 +123,16 @@ def _kind(model: _Model, buckets: set[int]) -> str:
     return KINDS[max(range(k), key=scores.__getitem__)]
 
 
+def _logit(model: _Model, buckets: set[int]) -> float:
+    if not buckets:
+        return -math.inf
+    total = sum(map(model.weights.__getitem__, buckets))
+    return model.bias + model.scale * total / math.sqrt(len(buckets))
+
+
 def instruction_score(text: str) -> InstructionScore:
     """Score ``text``: how strongly its most instruction-like window addresses the model."""
     model = _model()
-    w = model.weights
     best = -math.inf
     best_window = ""
     best_buckets: set[int] = set()
@@ -127,10 +140,15 @@ def instruction_score(text: str) -> InstructionScore:
         buckets = features(window)
         if not buckets:
             continue
-        logit = model.bias + model.scale * sum(map(w.__getitem__, buckets)) / math.sqrt(
-            len(buckets)
-        )
+        logit = _logit(model, buckets)
         if logit > best:
             best, best_window, best_buckets = logit, window, buckets
+        if model.threshold - SECOND_LOOK < logit and best <= model.threshold:
+            parts = sentences(window)
+            for part in parts if len(parts) > 1 else ():
+                part_buckets = features(part)
+                part_logit = _logit(model, part_buckets)
+                if part_logit > best:
+                    best, best_window, best_buckets = part_logit, part, part_buckets
     kind = _kind(model, best_buckets) if best > model.threshold else ""
     return InstructionScore(logit=best, threshold=model.threshold, kind=kind, window=best_window)
