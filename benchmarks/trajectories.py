@@ -14,6 +14,9 @@ metrics file's ``elapsed_seconds`` (the batch itself) and from outside (with sta
 peak memory is the ``ru_maxrss`` that ``wait4`` reports for the command, i.e. the largest
 resident set of the process and the children it waited for (pool workers). Ray's workers
 belong to the Ray instance, not the command, so for Ray the figure is the driver's only.
+CPU is the command's and its reaped workers' (``wait4``), split into the parent's own and
+the workers' by the command's ``getrusage(RUSAGE_SELF)`` at exit, and given per
+trajectory: on a shared machine, where the rates move with other load, the CPU says more.
 
     python benchmarks/trajectories.py [--sizes 10000 100000] [--engines one pool ray]
 """
@@ -35,6 +38,18 @@ from typing import Any
 ROOT = Path(__file__).resolve().parents[1]
 REAL = ROOT / "tests" / "data" / "trajectories" / "real_sharegpt.jsonl"
 CONFIG = "compression:\n  target_max_tokens: 2000\n  summary_target_tokens: 200\n"
+# Runs the CLI as ``python -m palimpsest.cli`` would, then writes the process's own CPU.
+_RECORD_OWN_CPU = """
+import atexit, json, resource, runpy, sys
+path = sys.argv.pop(1)
+def record():
+    me = resource.getrusage(resource.RUSAGE_SELF)
+    with open(path, "w") as f:
+        json.dump({"cpu": me.ru_utime + me.ru_stime}, f)
+atexit.register(record)
+sys.argv[0] = "palimpsest"
+runpy.run_module("palimpsest.cli", run_name="__main__", alter_sys=True)
+"""
 ENGINES = {
     "one": ["--engine", "local", "--workers", "1"],
     "pool": ["--engine", "local", "--workers", "2"],
@@ -72,7 +87,8 @@ def run_engine(data: Path, engine: str, work: Path) -> dict[str, Any]:
     metrics = work / f"metrics-{engine}.json"
     config = work / "config.yaml"
     config.write_text(CONFIG, encoding="utf-8")
-    command = [sys.executable, "-m", "palimpsest.cli", "trajectories", "compress", str(data),
+    own = work / f"own-{engine}.json"
+    command = [sys.executable, "-c", _RECORD_OWN_CPU, str(own), "trajectories", "compress", str(data),
                "-o", str(out), "--trajectory-config", str(config), "--metrics", str(metrics),
                "--overwrite", "--quiet", *ENGINES[engine]]  # fmt: skip
     env = {**os.environ, "PYTHONPATH": str(ROOT / "src")}
@@ -84,6 +100,7 @@ def run_engine(data: Path, engine: str, work: Path) -> dict[str, Any]:
     if proc.returncode:
         raise SystemExit(f"{engine} failed: {proc.stderr.read().decode() if proc.stderr else ''}")
     report = json.loads(metrics.read_text(encoding="utf-8"))
+    parent_cpu = json.loads(own.read_text(encoding="utf-8"))["cpu"]
     out.unlink()
     batch = report["elapsed_seconds"]
     return {
@@ -99,6 +116,10 @@ def run_engine(data: Path, engine: str, work: Path) -> dict[str, Any]:
         # CPU of the command and the pool workers it reaped: how much work the engine
         # adds beyond one process's (on a loaded machine the rates above say little).
         "cpu_seconds": round(usage.ru_utime + usage.ru_stime, 2),
+        "parent_cpu_seconds": round(parent_cpu, 2),
+        "cpu_ms_per_traj": round(
+            (usage.ru_utime + usage.ru_stime) * 1000 / report["total_trajectories"], 2
+        ),
     }
 
 
@@ -125,7 +146,9 @@ def main() -> None:
                     print(
                         f"{size:>7,} {engine:>4}: {row['traj_per_s']:>7,.1f} traj/s "
                         f"{row['tokens_per_s']:>9,} tok/s  batch {row['batch_seconds']:>7.1f} s "
-                        f"wall {row['wall_seconds']:>7.1f} s  CPU {row['cpu_seconds']:>7.1f} s  "
+                        f"wall {row['wall_seconds']:>7.1f} s  CPU {row['cpu_seconds']:>7.1f} s "
+                        f"(parent {row['parent_cpu_seconds']:.1f} s; "
+                        f"{row['cpu_ms_per_traj']:.2f} ms/traj)  "
                         f"peak RSS {row['peak_rss_mb']:>6.1f} MB "
                         f"(input {mb:.1f} MB, {row['compressed']:,} compressed)",
                         flush=True,

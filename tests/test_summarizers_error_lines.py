@@ -2,6 +2,10 @@
 
 from __future__ import annotations
 
+import json
+import re
+from pathlib import Path
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -12,6 +16,8 @@ from palimpsest.summarizers.error_lines import (
     last_error_line,
     mentions_failure,
 )
+
+DATA = Path(__file__).parent / "data" / "transcripts"
 
 
 @pytest.mark.parametrize(
@@ -133,3 +139,53 @@ def test_at_end_agrees_with_the_full_reading(lines: list[str], window: int) -> N
 
     text = "\n".join(lines)
     assert last_error_line_at_end(text, window) == last_error_line(text[-window:])
+
+
+# Pieces of every form, whole and cut, joined with the separators the forms care about.
+_PIECES = [
+    "Error", "Error: ", "ValueError: x", "pkg.mod.KeyError", "Exception: ", "Interrupt",
+    "KeyboardInterrupt", "Failure", "error", "error[E0308]: x", "ERROR: x", "fatal: x", "Fatal",
+    "FATAL:", "panic: x", "npm ERR! x", "npm ERR!", "git: error: x", "cc: fatal error: x",
+    "a.c:12:5: error x", "a.c:3: fatal error", "E   x", "E  ", "E", "FAILED t::x", "FAILED",
+    "=== 1 failed in 1s", "== 2 errors", "x failed with: y", "failed with", "raised OSError: ",
+    ": command not found", "sh: x: No such file or directory", ": Permission denied",
+    "Segmentation fault", "(core dumped)", "Traceback (most recent call last)", "Trace",
+    "make_error", "as error:", "TypeError)", "x", "12", ":", ".", "_", "  ",
+]  # fmt: skip
+_JOINS = ["", " ", "\n", "\n\n", "  \n", ": ", "\r\n"]
+
+
+@settings(max_examples=200, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(_PIECES), st.sampled_from(_JOINS)), max_size=10))
+def test_the_forms_kept_for_a_text_find_what_every_form_finds(
+    parts: list[tuple[str, str]],
+) -> None:
+    # Only forms whose literals occur are tried (for speed); the matches must be the same.
+    from palimpsest.summarizers.error_lines import _BRANCHES, _FORMS, _forms_for
+
+    text = "".join(piece + join for piece, join in parts)
+    forms = _forms_for(text)
+    found = [m.span() for m in forms.finditer(text)] if forms is not None else []
+    assert found == [m.span() for m in _FORMS.finditer(text)]
+    for branch, words in _BRANCHES:  # each form's literals are in every match of it
+        if re.search(branch, text, re.M):
+            assert any(word in text for word in words), branch
+
+
+def test_the_forms_kept_agree_on_real_tool_outputs() -> None:
+    from palimpsest.summarizers.error_lines import _FORMS, _forms_for
+
+    outputs = []
+    for path in sorted((DATA / "mini-swe-agent").glob("*.json")):
+        for message in json.loads(path.read_text(encoding="utf-8")):
+            content = message.get("content")
+            if isinstance(content, str):
+                outputs.append(content)
+    assert len(outputs) > 20
+    narrowed = 0
+    for text in outputs:
+        forms = _forms_for(text)
+        narrowed += forms is not _FORMS
+        found = [m.span() for m in forms.finditer(text)] if forms is not None else []
+        assert found == [m.span() for m in _FORMS.finditer(text)]
+    assert narrowed > len(outputs) // 2  # most outputs hold the words of a few forms only

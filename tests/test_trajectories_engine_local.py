@@ -3,10 +3,21 @@
 from __future__ import annotations
 
 import asyncio
+import subprocess
+import sys
+import threading
 from collections.abc import Iterator
+from pathlib import Path
 from typing import Any
 
-from palimpsest.trajectories.engine_local import map_async, map_in_pool, map_in_process
+import pytest
+
+from palimpsest.trajectories.engine_local import (
+    map_async,
+    map_in_pool,
+    map_in_process,
+    start_method,
+)
 from palimpsest.trajectories.outcome import Item
 from trajectories_batch_helpers import Result, shout
 
@@ -64,3 +75,44 @@ def test_async_runs_at_most_max_concurrent_and_keeps_order() -> None:
     out = list(map_async(gauge, items(40), timeout=5, max_concurrent=3))
     assert [o.entry["id"] for o in out if o.entry] == list(range(40))
     assert gauge.peak == 3
+
+
+def test_a_parent_with_another_thread_spawns_its_workers() -> None:
+    release = threading.Event()
+    helper = threading.Thread(target=release.wait, name="holds-a-lock-maybe")
+    helper.start()
+    try:
+        assert start_method() == "spawn"
+    finally:
+        release.set()
+        helper.join()
+
+
+_FORKED = """
+import os, sys, threading
+sys.path.insert(0, {tests!r})
+import trajectories_batch_helpers as helpers
+from palimpsest.trajectories.engine_local import map_in_pool, start_method
+from palimpsest.trajectories.outcome import Item
+assert threading.active_count() == 1
+helpers.PARENT_MARK = "from the parent"
+rows = [Item(i, f"x:{{i + 1}}", {{"id": i, "conversations": []}}) for i in range(6)]
+out = list(map_in_pool(helpers.report_mark, rows, workers=2, timeout=None, batch=1))
+print(start_method(), sorted({{o.entry["mark"] for o in out}}), [o.entry["id"] for o in out],
+      len({{o.entry["pid"] for o in out}} - {{os.getpid()}}) >= 1)
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="fork is used on Linux only")
+def test_a_single_threaded_parent_forks_workers_that_keep_its_state() -> None:
+    # A fresh interpreter: this one may hold threads from other tests.
+    tests = str(Path(__file__).parent)
+    done = subprocess.run(
+        [sys.executable, "-c", _FORKED.format(tests=tests)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.split("\n")[0] == "fork ['from the parent'] [0, 1, 2, 3, 4, 5] True"

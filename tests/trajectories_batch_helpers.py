@@ -106,3 +106,15 @@ def long_entry(ident: int, *, marker: str = "", **extra: Any) -> dict[str, Any]:
     turns.append({"from": "gpt", "value": "Done, the bug is fixed."})
     turns.append({"from": "human", "value": "Thanks."})
     return {"id": ident, "conversations": turns, **extra}
+
+
+PARENT_MARK: str | None = None
+"""Set by a test in the parent process; a forked pool worker sees it, a spawned one not."""
+
+
+def report_mark(entry: dict[str, Any]) -> Result:
+    """The entry with the process's ``PARENT_MARK`` and pid added (start-method tests)."""
+    import os
+
+    out = {**entry, "mark": PARENT_MARK, "pid": os.getpid()}
+    return Result(out, None, "unchanged")
