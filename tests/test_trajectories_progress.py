@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import io
+import threading
 
 from rich.console import Console
 
@@ -49,3 +50,15 @@ def test_the_summary_table_shows_counts_tokens_and_paths() -> None:
         "1.0 traj/s",
     ):
         assert expected in text
+
+
+def test_the_bar_runs_no_thread_so_the_pool_can_fork() -> None:
+    """A refresh thread would make the pool spawn fresh interpreters (engine_local)."""
+    buffer = io.StringIO()
+    terminal = Console(file=buffer, width=120, force_terminal=True)
+    before = threading.active_count()
+    with RichObserver(terminal) as observer:
+        observer.start(3)
+        assert threading.active_count() == before
+        observer.advance(3, AggregateMetrics())
+    assert "3/3" in buffer.getvalue()  # drawn on progress and at the end

@@ -6,10 +6,17 @@ problem (bad input, failure, timeout) printed above the bar as one line. After t
 ``max_problems`` lines the rest are only counted (they are all in the metrics), so a file of
 a million bad lines cannot flood the terminal. :func:`summary_table` renders the aggregate
 metrics as one table.
+
+The bar runs no thread of its own (``auto_refresh=False``): it redraws when the runner
+reports progress, at most :data:`REDRAW_SECONDS` apart. Rich's refresh thread would make
+the worker pool spawn fresh interpreters instead of forking this one
+(:func:`~.engine_local.start_method` forks only a single-threaded process), which costs each
+worker the package import and the tokenizer build again.
 """
 
 from __future__ import annotations
 
+import time
 from types import TracebackType
 
 from rich.console import Console
@@ -33,6 +40,8 @@ from .runner import Observer
 __all__ = ["DEFAULT_MAX_PROBLEMS", "RichObserver", "summary_table"]
 
 DEFAULT_MAX_PROBLEMS = 50
+REDRAW_SECONDS = 0.1
+"""The bar redraws on progress at most this often (it has no timer thread)."""
 
 
 class _RateColumn(ProgressColumn):
@@ -66,7 +75,9 @@ class RichObserver(Observer):
             console=console,
             disable=quiet,
             transient=False,
+            auto_refresh=False,
         )
+        self._drawn = 0.0
         self.task = self.progress.add_task("compress", total=None, over=0)
 
     def __enter__(self) -> RichObserver:
@@ -83,9 +94,17 @@ class RichObserver(Observer):
 
     def start(self, total: int | None) -> None:
         self.progress.update(self.task, total=total)
+        self._redraw(force=True)
 
     def advance(self, records: int, metrics: AggregateMetrics) -> None:
         self.progress.update(self.task, advance=records, over=metrics.still_over_limit)
+        self._redraw()
+
+    def _redraw(self, *, force: bool = False) -> None:
+        now = time.monotonic()
+        if force or now - self._drawn >= REDRAW_SECONDS:
+            self._drawn = now
+            self.progress.refresh()
 
     def problem(self, line: str) -> None:
         self.problems += 1
