@@ -10,8 +10,10 @@ snippets, the ``session_search`` tool) works unchanged. How a query runs:
   ``any`` one of them, ``auto`` runs ``all`` and fills the places left from ``any``.
   Rows are scored with Okapi BM25 (k1 1.2, b 0.75, FTS5's IDF) over the query's
   lexemes, with document frequencies counted in the index (capped). A document's length
-  is its number of distinct lexemes (``length(tsvector)``), where FTS5 counts tokens: a
-  message repeating one word counts as shorter here.
+  is its number of tokens, as FTS5 counts it: the highest word position in its
+  ``tsvector`` (positions count the stopwords the vector leaves out), not
+  ``length(tsvector)``, its distinct lexemes, which made a message repeating its words
+  shorter than FTS5 sees it and moved rankings apart (:func:`doc_length`).
 * **Candidates by rarity**, as on SQLite (:mod:`.retrieval`): the rows holding the
   rarest words while their counts fit :data:`~.fts_query.RANK_WINDOW`, then the newest
   rows matching any word, so an old message holding the rare words is always ranked.
@@ -48,7 +50,7 @@ from .pg_schema import CJK_PATTERN, INDEXED_TEXT
 from .query_terms import parse_terms
 from .retrieval import SESSION_MATCHES, SESSION_WEIGHT
 
-__all__ = ["search_hits"]
+__all__ = ["doc_length", "search_hits"]
 
 DF_CAP = 100_000
 """Document frequencies are counted up to this many rows (an index-only count)."""
@@ -125,7 +127,7 @@ STATS_SECONDS = 30.0
 
 
 def _stats(con: psycopg.Connection[Any], table: str, column: str) -> tuple[int, float]:
-    """How many rows ``table`` has and the average length (distinct lexemes) of
+    """How many rows ``table`` has and the average length (:func:`doc_length`) of
     ``column`` over its newest :data:`AVGDL_SAMPLE` rows; cached for a few seconds, since
     both move slowly and BM25 needs only their size."""
     key = (f"{con.info.dsn} {con.info.parameter_status('search_path') or ''}", table)
@@ -136,7 +138,7 @@ def _stats(con: psycopg.Connection[Any], table: str, column: str) -> tuple[int, 
     order = "id" if table == "messages" else "rowid"
     row = con.execute(
         f"SELECT (SELECT GREATEST(reltuples, 0)::bigint FROM pg_class"
-        f" WHERE oid = '{table}'::regclass), (SELECT avg(length({column})) FROM"
+        f" WHERE oid = '{table}'::regclass), (SELECT avg({doc_length(column)}) FROM"
         f" (SELECT {column} FROM {table} ORDER BY {order} DESC LIMIT %s) AS t)",
         (AVGDL_SAMPLE,),
     ).fetchone()
@@ -154,6 +156,16 @@ def _idf(total: int, df: int) -> float:
     return max(1e-6, math.log((total - df + 0.5) / (df + 0.5)))
 
 
+def doc_length(expression: str) -> str:
+    """SQL for the token length of the ``tsvector`` ``expression``: its highest word
+    position (``to_tsvector`` numbers every token, stopwords included, so this is FTS5's
+    document length for the same text; capped at 16,383 by PostgreSQL), at least 1."""
+    return (
+        f"GREATEST(1, COALESCE((SELECT max(p) FROM unnest({expression}) AS d,"
+        " unnest(d.positions) AS p), 1))"
+    )
+
+
 def _bm25(alias: str, column: str) -> str:
     """SQL summing Okapi BM25 (k1 1.2, b 0.75) over the query lexemes a row holds.
 
@@ -164,7 +176,7 @@ def _bm25(alias: str, column: str) -> str:
     tf = "array_length(u.positions, 1)"
     return (
         f"(SELECT COALESCE(sum(q.idf * ({tf} * 2.2) / ({tf} + 1.2 * (0.25 + 0.75 *"
-        f" length({alias}.{column}) / GREATEST(%s, 1.0)))), 0.0)"
+        f" {doc_length(f'{alias}.{column}')} / GREATEST(%s, 1.0)))), 0.0)"
         f" FROM unnest(ts_filter(setweight({alias}.{column}, 'A', %s::text[]), '{{a}}')) AS u"
         " JOIN unnest(%s::text[], %s::float8[]) AS q(lexeme, idf) ON q.lexeme = u.lexeme)"
     )

@@ -36,11 +36,12 @@ import psycopg
 from .embedding import EmbeddingModel, EmbedFunction, as_model
 from .fts_query import _filters, session_date
 from .pg_db import PgDatabase
+from .query_terms import parse_terms
 from .search_plan import SEARCH_COLUMNS
 from .vectors import EMBED_BATCH, pack, unpack
 from .vectors import _text as _text  # what is embedded: the same text as on SQLite
 
-__all__ = ["VECTOR_WINDOW", "PgVectorIndex", "nearest_ids", "search_hits"]
+__all__ = ["VECTOR_WINDOW", "PgVectorIndex", "nearest_ids", "search_hits", "term_coverage"]
 
 log = logging.getLogger(__name__)
 
@@ -100,6 +101,23 @@ def nearest_ids(
         scores, order = scores[near], order[near]
     best = np.lexsort((-order, -scores))[:limit]
     return [(int(order[k]), float(scores[k])) for k in best]
+
+
+def term_coverage(con: psycopg.Connection[Any], query: str, ids: Sequence[int]) -> dict[int, float]:
+    """The share of ``query``'s words each of ``ids`` holds in its ``tsv`` (0..1), as
+    :func:`.vectors.term_coverage` counts it in the SQLite word index."""
+    words = parse_terms(query).words
+    wanted = sorted(set(ids))
+    if not words or not wanted:
+        return {}
+    found = con.execute(
+        "SELECT m.id, (SELECT count(*) FROM unnest(%s::text[]) AS w(word)"
+        " WHERE numnode(plainto_tsquery('english', w.word)) > 0"
+        " AND m.tsv @@ plainto_tsquery('english', w.word))"
+        " FROM messages AS m WHERE m.id = ANY(%s)",
+        (list(words), wanted),
+    ).fetchall()
+    return {int(item): int(count) / len(words) for item, count in found}
 
 
 class PgVectorIndex:
@@ -293,13 +311,14 @@ class PgVectorIndex:
         weight: float | None = None,
     ) -> list[dict[str, Any]]:
         """``word_hits`` fused with the nearest messages under the same filters, best first
-        (:func:`~.fusion.fuse_hits`, as on SQLite)."""
+        (:func:`~.fusion.fuse_hits` with :func:`term_coverage`, as on SQLite)."""
         from .fusion import SEMANTIC_CANDIDATES, fuse_hits
 
         near = self.nearest(con, query, filters=filters, params=params, limit=SEMANTIC_CANDIDATES)
         for hit in near:
             hit["session_date"] = session_date(hit.get("session_started"))
-        return fuse_hits(word_hits, near, self.weight if weight is None else weight)
+        coverage = term_coverage(con, query, [int(h["id"]) for h in word_hits])
+        return fuse_hits(word_hits, near, self.weight if weight is None else weight, coverage)
 
 
 def search_hits(
