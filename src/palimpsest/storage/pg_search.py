@@ -31,7 +31,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import psycopg
@@ -49,6 +49,8 @@ from .fts_query import (
 from .pg_schema import CJK_PATTERN, INDEXED_TEXT
 from .query_terms import parse_terms
 from .retrieval import SESSION_MATCHES, SESSION_WEIGHT
+from .search_plan import SEARCH_COLUMNS
+from .store_common import SearchFilters
 
 __all__ = ["doc_length", "search_hits"]
 
@@ -63,19 +65,7 @@ _SELECT = (
     " s.title AS session_title, {rank} AS rank, m.tool_name, s.started_at AS session_started"
     " FROM messages AS m JOIN sessions AS s ON s.id = m.session_id"
 )
-_COLUMNS = (
-    "id",
-    "session_id",
-    "role",
-    "snippet",
-    "timestamp",
-    "source",
-    "model",
-    "session_title",
-    "rank",
-    "tool_name",
-    "session_started",
-)
+_COLUMNS = SEARCH_COLUMNS
 _INDEXED_M = INDEXED_TEXT.replace("content", "m.content").replace("tool_", "m.tool_")
 
 
@@ -345,27 +335,24 @@ def _trigram(
 
 
 def search_hits(
-    con: psycopg.Connection[Any],
-    query: str,
-    *,
-    role_filter: str | Iterable[str] | None = None,
-    source: str | Iterable[str] | None = None,
-    exclude_sources: str | Iterable[str] | None = None,
-    limit: int = 20,
-    offset: int = 0,
-    exclude_session_ids: Sequence[str] = (),
-    match: str = "auto",
+    con: psycopg.Connection[Any], query: str, filters: SearchFilters
 ) -> list[dict[str, Any]]:
     """Ranked hits for ``query``, best first (see the module docstring); no snippets."""
+    match = filters.match
     if match not in ("all", "any", "auto"):
         raise QueryError(f"unknown match mode {match!r}; use all, any or auto")
-    limit, offset = max(0, int(limit)), max(0, int(offset))
+    limit, offset = max(0, int(filters.limit)), max(0, int(filters.offset))
     need = limit + offset
     text = clean_query(query)
     route = route_for(text)
     if need <= 0 or route == "none":
         return []
-    where, params = _filters(role_filter, source, exclude_sources, exclude_session_ids)
+    where, params = _filters(
+        filters.role_filter,
+        filters.source,
+        filters.exclude_sources,
+        filters.exclude_session_ids,
+    )
     if route != "fts":
         terms = _like_terms(text) if route == "trigram" else text.split()[:32]
         rows = _trigram(con, terms or [text], where, params, need, cjk=cjk_count(text) > 0)

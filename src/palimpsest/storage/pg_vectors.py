@@ -28,7 +28,8 @@ import heapq
 import logging
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import psycopg
@@ -38,6 +39,7 @@ from .fts_query import _filters, session_date
 from .pg_db import PgDatabase
 from .query_terms import parse_terms
 from .search_plan import SEARCH_COLUMNS
+from .store_common import SearchFilters
 from .vectors import EMBED_BATCH, pack, unpack
 from .vectors import _text as _text  # what is embedded: the same text as on SQLite
 
@@ -325,49 +327,33 @@ def search_hits(
     db: PgDatabase,
     vectors: PgVectorIndex | None,
     query: str,
-    *,
-    role_filter: str | Iterable[str] | None = None,
-    source: str | Iterable[str] | None = None,
-    exclude_sources: str | Iterable[str] | None = None,
-    limit: int = 20,
-    offset: int = 0,
-    exclude_session_ids: Sequence[str] = (),
-    match: str = "auto",
+    filters: SearchFilters,
 ) -> list[dict[str, Any]]:
     """Ranked hits for ``query``: words only (:mod:`.pg_search`), or, with ``vectors``,
     word and meaning scores fused so each conversation is ranked by its best turn."""
     from .fusion import SEMANTIC_CANDIDATES
     from .pg_search import search_hits as word_hits
 
-    if vectors is None or not query.strip():
-        with db.connection() as con:
-            return word_hits(
-                con,
-                query,
-                role_filter=role_filter,
-                source=source,
-                exclude_sources=exclude_sources,
-                limit=limit,
-                offset=offset,
-                exclude_session_ids=exclude_session_ids,
-                match=match,
-            )
-    want = max(0, int(limit)) + max(0, int(offset))
-    vectors.catch_up()
+    fused = vectors is not None and bool(query.strip())
+    limit, offset = max(0, int(filters.limit)), max(0, int(filters.offset))
+    want = limit + offset
+    if vectors is not None and fused:
+        vectors.catch_up()
     with db.connection() as con:
         hits = word_hits(
             con,
             query,
-            role_filter=role_filter,
-            source=source,
-            exclude_sources=exclude_sources,
-            limit=max(want, SEMANTIC_CANDIDATES),
-            offset=0,
-            exclude_session_ids=exclude_session_ids,
-            match=match,
+            replace(filters, limit=max(want, SEMANTIC_CANDIDATES), offset=0) if fused else filters,
         )
+        if vectors is None or not fused:
+            return hits
         if want <= 0:
             return []
-        where, params = _filters(role_filter, source, exclude_sources, exclude_session_ids)
-        fused = vectors.fuse(con, query, hits, filters=where, params=params)
-    return fused[max(0, int(offset)) : want]
+        where, params = _filters(
+            filters.role_filter,
+            filters.source,
+            filters.exclude_sources,
+            filters.exclude_session_ids,
+        )
+        found = vectors.fuse(con, query, hits, filters=where, params=params)
+    return found[offset:want]

@@ -36,6 +36,7 @@ from ..safety.redact import redact
 from .db import Database
 from .embedding import EmbeddingModel
 from .search_plan import SEARCH_COLUMNS
+from .store_common import SearchFilters
 
 __all__ = [
     "EMBED_BATCH",
@@ -43,6 +44,7 @@ __all__ = [
     "VectorIndex",
     "load_vector_functions",
     "pack",
+    "search_hits",
     "term_coverage",
     "unpack",
 ]
@@ -319,3 +321,51 @@ def term_coverage(con: apsw.Connection, query: str, ids: Sequence[int]) -> dict[
         log.debug("no word index; coverage not counted", exc_info=True)
         return {}
     return {item: count / len(words) for item, count in held.items()}
+
+
+def search_hits(
+    db: Database,
+    vectors: VectorIndex | None,
+    query: str,
+    filters: SearchFilters,
+    *,
+    has_fts: bool,
+    has_trigram: bool,
+) -> list[dict[str, Any]]:
+    """The SQLite store's ranked hits for ``query``: words only (:mod:`.fts_query`,
+    :mod:`.retrieval`), or, with ``vectors``, word and meaning scores fused so each
+    conversation is ranked by its best turn (:mod:`.fusion`)."""
+    from .fts_query import build_search, run_search, search_filters
+    from .fusion import SEMANTIC_CANDIDATES
+
+    if not query.strip():
+        vectors = None
+    limit, offset = max(0, int(filters.limit)), max(0, int(filters.offset))
+    want = limit + offset
+    plan = build_search(
+        query,
+        role_filter=filters.role_filter,
+        source=filters.source,
+        exclude_sources=filters.exclude_sources,
+        limit=filters.limit if vectors is None else max(want, SEMANTIC_CANDIDATES),
+        offset=filters.offset if vectors is None else 0,
+        exclude_session_ids=filters.exclude_session_ids,
+        has_trigram=has_trigram,
+        has_fts=has_fts,
+        match=filters.match,  # type: ignore[arg-type]  # checked by build_search
+        snippets=False,
+    )
+    if vectors is not None:
+        vectors.catch_up()
+    with db.reader() as con:
+        hits = run_search(con, plan)
+        if vectors is None:
+            return hits
+        where, params = search_filters(
+            filters.role_filter,
+            filters.source,
+            filters.exclude_sources,
+            filters.exclude_session_ids,
+        )
+        fused = vectors.fuse(con, query, hits, filters=where, params=params)
+        return fused[offset:want]
