@@ -39,7 +39,6 @@ import psycopg
 from ..errors import QueryError
 from .fts_query import (
     RANK_WINDOW,
-    _filters,
     _like_terms,
     cjk_count,
     clean_query,
@@ -347,12 +346,7 @@ def search_hits(
     route = route_for(text)
     if need <= 0 or route == "none":
         return []
-    where, params = _filters(
-        filters.role_filter,
-        filters.source,
-        filters.exclude_sources,
-        filters.exclude_session_ids,
-    )
+    where, params = filters.conditions()
     if route != "fts":
         terms = _like_terms(text) if route == "trigram" else text.split()[:32]
         rows = _trigram(con, terms or [text], where, params, need, cjk=cjk_count(text) > 0)

@@ -35,7 +35,7 @@ from typing import Any
 import psycopg
 
 from .embedding import EmbeddingModel, EmbedFunction, as_model
-from .fts_query import _filters, session_date
+from .fts_query import session_date
 from .pg_db import PgDatabase
 from .query_terms import parse_terms
 from .search_plan import SEARCH_COLUMNS
@@ -43,7 +43,14 @@ from .store_common import SearchFilters
 from .vectors import EMBED_BATCH, pack, unpack
 from .vectors import _text as _text  # what is embedded: the same text as on SQLite
 
-__all__ = ["VECTOR_WINDOW", "PgVectorIndex", "nearest_ids", "search_hits", "term_coverage"]
+__all__ = [
+    "VECTOR_WINDOW",
+    "PgVectorIndex",
+    "nearest_ids",
+    "nearest_in_block",
+    "search_hits",
+    "term_coverage",
+]
 
 log = logging.getLogger(__name__)
 
@@ -86,19 +93,38 @@ def nearest_ids(
     first; a vector of another width is never among them."""
     width = len(query)
     kept = [(i, v) for i, v in zip(ids, vectors, strict=True) if len(v) == width]
-    if not kept or limit <= 0:
+    return nearest_in_block(query, [i for i, _ in kept], b"".join(v for _, v in kept), limit)
+
+
+def nearest_in_block(
+    query: bytes, ids: Sequence[int], block: bytes, limit: int
+) -> list[tuple[int, float]]:
+    """:func:`nearest_ids` over one contiguous ``block``: the packed vectors of ``ids``,
+    in their order, end to end (what one aggregate statement reads: no Python object
+    per row); with numpy one matrix-vector product, else a loop."""
+    width = len(query)
+    if not ids or limit <= 0 or width == 0 or len(block) != width * len(ids):
         return []
     try:
         import numpy as np
     except ImportError:  # a caller's own embedding function, without the extra
         target = unpack(query)
-        scored = ((sum(x * y for x, y in zip(unpack(v), target, strict=True)), i) for i, v in kept)
+        scored = (
+            (
+                sum(
+                    x * y
+                    for x, y in zip(unpack(block[k * width : (k + 1) * width]), target, strict=True)
+                ),
+                i,
+            )
+            for k, i in enumerate(ids)
+        )
         return [(i, score) for score, i in heapq.nlargest(limit, scored)]
-    matrix = np.frombuffer(b"".join(v for _, v in kept), "<f4").reshape(len(kept), width // 4)
+    matrix = np.frombuffer(block, "<f4").reshape(len(ids), width // 4)
     scores = matrix @ np.frombuffer(query, "<f4")
-    order = np.array([i for i, _ in kept], dtype=np.int64)
-    if len(kept) > limit:  # the best ``limit`` (ties at the cut included), then sorted
-        cut = np.partition(scores, len(kept) - limit)[len(kept) - limit]
+    order = np.asarray(ids, dtype=np.int64)
+    if len(ids) > limit:  # the best ``limit`` (ties at the cut included), then sorted
+        cut = np.partition(scores, len(ids) - limit)[len(ids) - limit]
         near = np.flatnonzero(scores >= cut)
         scores, order = scores[near], order[near]
     best = np.lexsort((-order, -scores))[:limit]
@@ -274,17 +300,21 @@ class PgVectorIndex:
         sessions, written with ``?``), as search hits plus ``similarity``, closest first."""
         target = pack(self.model([query])[0])
         conditions = " AND ".join(["v.model = %s", *(f.replace("?", "%s") for f in filters)])
+        # one row: the window's ids and their vectors end to end, in the same order
         found = (
             con.cursor(binary=True)
             .execute(  # bytea as bytes, not hex text
-                "SELECT v.message_id, v.vector FROM message_vectors AS v"
+                "SELECT COALESCE(array_agg(w.id), '{}'), COALESCE(string_agg(w.vector, ''), '')"
+                " FROM (SELECT v.message_id AS id, v.vector FROM message_vectors AS v"
                 " JOIN messages AS m ON m.id = v.message_id JOIN sessions AS s ON s.id = m.session_id"
-                f" WHERE {conditions} ORDER BY v.message_id DESC LIMIT %s",
-                (self.model.name, *params, VECTOR_WINDOW),
+                f" WHERE {conditions} AND length(v.vector) = %s"
+                " ORDER BY v.message_id DESC LIMIT %s) AS w",
+                (self.model.name, *params, len(target), VECTOR_WINDOW),
             )
-            .fetchall()
+            .fetchone()
         )
-        best = nearest_ids(target, [int(i) for i, _ in found], [bytes(v) for _, v in found], limit)
+        ids, block = (list(found[0]), bytes(found[1])) if found else ([], b"")
+        best = nearest_in_block(target, [int(i) for i in ids], block, limit)
         if not best:
             return []
         similarity = dict(best)
@@ -349,11 +379,6 @@ def search_hits(
             return hits
         if want <= 0:
             return []
-        where, params = _filters(
-            filters.role_filter,
-            filters.source,
-            filters.exclude_sources,
-            filters.exclude_session_ids,
-        )
+        where, params = filters.conditions()
         found = vectors.fuse(con, query, hits, filters=where, params=params)
     return found[offset:want]

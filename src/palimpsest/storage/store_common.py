@@ -10,15 +10,15 @@ translates it) and ``connection_for_reads()`` (a connection the shared modules
 :mod:`.lineage`, :mod:`.session_admin`, :mod:`.session_secrets` and :mod:`.search_text`
 read through on either backend).
 
-A backend provides ``_db``, ``connection_for_reads``, ``get_session``,
-``append_messages``, ``close``, ``_update(session_id, assignments, params)`` (assignments
+A backend provides the rest of the contract (``create_session``, ``append_messages``,
+``get_session``, ``connection_for_reads``, ``close``, ...) and ``_update(session_id, assignments, params)`` (assignments
 written with ``?``) and ``_search(query, filters)``: the ranked hits without snippets
 for one search (:class:`SearchFilters`).
 """
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Iterable, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -49,6 +49,16 @@ class SearchFilters:
     exclude_sources: str | Iterable[str] | None = None
     match: str = "auto"
 
+    def conditions(self) -> tuple[list[str], list[Any]]:
+        """The SQL conditions (over ``m`` = messages, ``s`` = sessions, written with
+        ``?``) and parameters every route of either backend applies, the vector search
+        included (:func:`.fts_query.search_filters`)."""
+        from .fts_query import search_filters
+
+        return search_filters(
+            self.role_filter, self.source, self.exclude_sources, self.exclude_session_ids
+        )
+
 
 class StoreCommon(TokenAccounting):
     """Backend-neutral store methods (see the module docstring)."""
@@ -59,28 +69,6 @@ class StoreCommon(TokenAccounting):
         raise NotImplementedError
 
     def get_session(self, session_id: str) -> dict[str, Any] | None:
-        raise NotImplementedError
-
-    def create_session(
-        self,
-        session_id: str | None = None,
-        source: str = "cli",
-        model: str | None = None,
-        model_config: Mapping[str, Any] | None = None,
-        system_prompt: str | None = None,
-        user_id: str | None = None,
-        parent_session_id: str | None = None,
-        title: str | None = None,
-    ) -> str:
-        raise NotImplementedError
-
-    def append_messages(
-        self,
-        session_id: str,
-        messages: Iterable[Mapping[str, Any]],
-        *,
-        token_counts: Sequence[int | None] | None = None,
-    ) -> list[int]:
         raise NotImplementedError
 
     def close(self) -> None:
@@ -104,7 +92,7 @@ class StoreCommon(TokenAccounting):
 
     def ensure_session(self, session_id: str, source: str = "unknown", **fields: Any) -> str:
         """Same as ``create_session``; reads as "make sure it exists"."""
-        return self.create_session(session_id, source, **fields)
+        return cast("Store", self).create_session(session_id, source, **fields)
 
     def require_session(self, session_id: str) -> dict[str, Any]:
         """The session row; :class:`SessionNotFoundError` when there is none."""
@@ -171,7 +159,9 @@ class StoreCommon(TokenAccounting):
             reasoning_content=reasoning_content,
             reasoning_details=reasoning_details,
         )
-        return self.append_messages(session_id, [message], token_counts=[token_count])[0]
+        return cast("Store", self).append_messages(
+            session_id, [message], token_counts=[token_count]
+        )[0]
 
     # -- lineage -------------------------------------------------------------------------
 

@@ -335,7 +335,7 @@ def search_hits(
     """The SQLite store's ranked hits for ``query``: words only (:mod:`.fts_query`,
     :mod:`.retrieval`), or, with ``vectors``, word and meaning scores fused so each
     conversation is ranked by its best turn (:mod:`.fusion`)."""
-    from .fts_query import build_search, run_search, search_filters
+    from .fts_query import build_search, run_search
     from .fusion import SEMANTIC_CANDIDATES
 
     if not query.strip():
@@ -361,11 +361,6 @@ def search_hits(
         hits = run_search(con, plan)
         if vectors is None:
             return hits
-        where, params = search_filters(
-            filters.role_filter,
-            filters.source,
-            filters.exclude_sources,
-            filters.exclude_session_ids,
-        )
+        where, params = filters.conditions()
         fused = vectors.fuse(con, query, hits, filters=where, params=params)
         return fused[offset:want]
