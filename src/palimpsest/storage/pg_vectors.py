@@ -37,6 +37,7 @@ import psycopg
 from .embedding import EmbeddingModel, EmbedFunction, as_model
 from .fts_query import session_date
 from .pg_db import PgDatabase
+from .pg_vector_cache import VectorCache
 from .query_terms import parse_terms
 from .search_plan import SEARCH_COLUMNS
 from .store_common import SearchFilters
@@ -179,6 +180,8 @@ class PgVectorIndex:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        #: The window's vectors, kept between searches (:mod:`.pg_vector_cache`).
+        self.cache = VectorCache(VECTOR_WINDOW)
 
     @classmethod
     def for_store(
@@ -299,22 +302,15 @@ class PgVectorIndex:
         :data:`VECTOR_WINDOW` that pass ``filters`` (SQL over ``m`` = messages and ``s`` =
         sessions, written with ``?``), as search hits plus ``similarity``, closest first."""
         target = pack(self.model([query])[0])
-        conditions = " AND ".join(["v.model = %s", *(f.replace("?", "%s") for f in filters)])
-        # one row: the window's ids and their vectors end to end, in the same order
-        found = (
-            con.cursor(binary=True)
-            .execute(  # bytea as bytes, not hex text
-                "SELECT COALESCE(array_agg(w.id), '{}'), COALESCE(string_agg(w.vector, ''), '')"
-                " FROM (SELECT v.message_id AS id, v.vector FROM message_vectors AS v"
-                " JOIN messages AS m ON m.id = v.message_id JOIN sessions AS s ON s.id = m.session_id"
-                f" WHERE {conditions} AND length(v.vector) = %s"
-                " ORDER BY v.message_id DESC LIMIT %s) AS w",
-                (self.model.name, *params, len(target), VECTOR_WINDOW),
-            )
-            .fetchone()
+        ids, block = self.cache.window(
+            con,
+            self.model.name,
+            [f.replace("?", "%s") for f in filters],
+            params,
+            len(target),
+            VECTOR_WINDOW,
         )
-        ids, block = (list(found[0]), bytes(found[1])) if found else ([], b"")
-        best = nearest_in_block(target, [int(i) for i in ids], block, limit)
+        best = nearest_in_block(target, ids, block, limit)
         if not best:
             return []
         similarity = dict(best)
