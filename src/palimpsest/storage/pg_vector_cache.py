@@ -49,16 +49,17 @@ class VectorCache:
         width: int,
         limit: int,
     ) -> tuple[list[int], bytes]:
-        """The ids of the newest ``limit`` rows of ``model``'s vectors of ``width`` bytes
-        that pass ``conditions`` (SQL over ``v`` = message_vectors, ``m`` = messages,
+        """The ids of the newest ``limit`` rows of ``model``'s vectors that pass
+        ``conditions`` (those of ``width`` bytes) (SQL over ``v`` = message_vectors, ``m`` = messages,
         ``s`` = sessions, with ``%s`` parameters), newest first, and their vectors end to
         end in the same order."""
-        where = " AND ".join(["v.model = %s", "length(v.vector) = %s", *conditions])
+        # ids and versions only: no vector is read (not even its length) for rows held
+        where = " AND ".join(["v.model = %s", *conditions])
         found = con.execute(
             "SELECT v.message_id, v.xmin::text FROM message_vectors AS v"
             " JOIN messages AS m ON m.id = v.message_id JOIN sessions AS s ON s.id = m.session_id"
             f" WHERE {where} ORDER BY v.message_id DESC LIMIT %s",
-            (model, width, *params, limit),
+            (model, *params, limit),
         ).fetchall()
         versions = {int(mid): str(xmin) for mid, xmin in found}
         with self._lock:
@@ -80,7 +81,7 @@ class VectorCache:
             self.fetched += len(fresh)
             # a row rewritten between the two statements is scored as read now (newer);
             # a stale row gone between them is left out, never scored with its old vector
-            gone = set(stale) - set(fresh)
+            gone = set(stale) - set(fresh)  # or of another width: never held
             ids = [m for m in versions if m in self._rows and m not in gone]
             block = b"".join(self._rows[m][1] for m in ids)
             if len(self._rows) > 2 * self.capacity:
