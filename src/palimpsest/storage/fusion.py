@@ -32,10 +32,12 @@ from .retrieval import SESSION_WEIGHT
 
 __all__ = ["FUSION_WEIGHT", "SEMANTIC_CANDIDATES", "fuse_hits", "fused_scores", "word_relevance"]
 
-FUSION_WEIGHT = 0.1
+FUSION_WEIGHT = 0.2
 """How much the meaning score counts against the word score (0 = words only). Tuned on
 the even-numbered conversations of benchmarks/search_recall.py (0.1 to 1.0 in steps of
-0.1, word scores with coverage) and reported on the odd-numbered ones (docs/search.md)."""
+0.1, word scores weighed by coverage; 0.2 and 0.3 tied best there, the smaller is kept)
+and reported on the odd-numbered ones (docs/search.md)."""
+
 
 SEMANTIC_CANDIDATES = 50
 """The vector search returns this many nearest turns per query."""
