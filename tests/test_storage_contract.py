@@ -20,8 +20,7 @@ from hypothesis import strategies as st
 
 from palimpsest import open_store
 from palimpsest.errors import SessionNotFoundError
-from palimpsest.storage import SessionSearch, Store
-from palimpsest.storage.contract import VectorSearch
+from palimpsest.storage import SessionSearch, Store, VectorSearch
 from palimpsest.storage.ranking import rank_sessions
 from palimpsest.usage import CanonicalUsage
 
