@@ -149,9 +149,10 @@ def doc_length(expression: str) -> str:
     """SQL for the token length of the ``tsvector`` ``expression``: its highest word
     position (``to_tsvector`` numbers every token, stopwords included, so this is FTS5's
     document length for the same text; capped at 16,383 by PostgreSQL), at least 1."""
+    # positions are sorted within a lexeme: each lexeme's last one, no row per position
     return (
-        f"GREATEST(1, COALESCE((SELECT max(p) FROM unnest({expression}) AS d,"
-        " unnest(d.positions) AS p), 1))"
+        f"GREATEST(1, COALESCE((SELECT max(d.positions[cardinality(d.positions)])"
+        f" FROM unnest({expression}) AS d), 1))"
     )
 
 
