@@ -20,7 +20,7 @@ from hypothesis import strategies as st
 
 from palimpsest import open_store
 from palimpsest.errors import SessionNotFoundError
-from palimpsest.storage import SessionSearch, Store
+from palimpsest.storage import SessionSearch, Store, VectorSearch
 from palimpsest.storage.ranking import rank_sessions
 from palimpsest.usage import CanonicalUsage
 
@@ -323,6 +323,60 @@ def test_search_by_meaning_finds_a_turn_that_shares_no_word(
             ]
             == "pets"
         )
+
+
+@pytest.fixture(params=["sqlite", "postgresql"])
+def meaning(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[Store]:
+    """A store of either backend with the :func:`_topics` embedder and nothing embedding
+    in the background, so the tests see exactly what is pending."""
+    if request.param == "sqlite":
+        opened = open_store(tmp_path / "m.db", embedder=_topics, background_upkeep=False)
+    else:
+        url = request.getfixturevalue("pg_url")
+        opened = open_store(url, embedder=_topics, background_embedding=False)
+    try:
+        yield opened
+    finally:
+        opened.close()
+
+
+def test_without_an_embedder_there_are_no_vectors(store: Store) -> None:
+    assert store.vectors is None
+    store.create_session("s", source="cli")
+    _chat(store, "s", "We run Postgres.")
+    hits = store.search_hits("postgres")
+    assert hits and all(h.get("similarity") is None for h in hits)
+
+
+def test_vectors_are_filled_off_the_append_path_and_caught_up_by_a_search(
+    meaning: Store,
+) -> None:
+    index = meaning.vectors
+    assert index is not None and isinstance(index, VectorSearch)
+    assert index.model.name and 0.0 <= index.weight <= 1.0
+    meaning.create_session("db", source="cli")
+    _chat(meaning, "db", "We run Postgres.", "Sure.", "With a schema per tenant.")
+    assert index.pending_count() == 3  # appends never embed
+    assert index.embed_step(batch=2) == 2
+    assert index.pending_count() == 1
+    _chat(meaning, "db", "And a kitten in the office.")
+    hits = meaning.search_hits("database", limit=5)  # a search embeds what is new first
+    assert index.pending_count() == 0 and index.embed_pending() == 0
+    assert hits[0]["similarity"] is not None
+
+
+COVERAGE = json.loads((Path(__file__).parent / "data" / "vectors" / "coverage.json").read_text())
+
+
+def test_with_vectors_the_turn_holding_more_of_the_question_leads(meaning: Store) -> None:
+    ids = {}
+    for sid, text in COVERAGE["turns"].items():
+        meaning.create_session(sid, source="cli")
+        ids[sid] = meaning.append_message(sid, "user", text)
+    # words alone (BM25) put the turn repeating "thesis project" first; weighed by the
+    # share of the question's words each turn holds, the one naming Ingrid too leads
+    hits = meaning.search_hits(COVERAGE["question"], limit=2)
+    assert [h["id"] for h in hits] == [ids["ingrid"], ids["kofi"]]
 
 
 def test_session_dates_and_titles_are_searchable(store: Store) -> None:

@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from palimpsest.storage.fusion import fuse_hits, fused_scores
+from palimpsest.storage.fusion import fuse_hits, fused_scores, word_relevance
 from palimpsest.storage.ranking import rank_sessions
 
 ranks = st.dictionaries(st.integers(1, 60), st.floats(0.01, 40.0), max_size=12)
@@ -73,3 +73,25 @@ def test_fused_hits_rank_sessions_by_their_best_turn() -> None:
 def test_with_meaning_only_the_closest_turn_leads() -> None:
     fused = fuse_hits([], [_hit(7, "x", similarity=0.3), _hit(8, "y", similarity=0.6)], 0.1)
     assert [h["id"] for h in fused] == [8, 7]
+
+
+def test_coverage_lets_the_turn_with_every_word_beat_one_repeating_some() -> None:
+    # BM25 prefers 1 (two words, each twice), but 2 holds all four of the query's words
+    words = [
+        _hit(1, "a", rank=-11.5, session_rank=0.0),
+        _hit(2, "b", rank=-8.2, session_rank=0.0),
+        _hit(3, "c", rank=-2.0, session_rank=0.0),
+    ]
+    plain = fuse_hits(words, [], 0.1)
+    assert [h["id"] for h in plain] == [1, 2, 3]
+    covered = fuse_hits(words, [], 0.1, {1: 0.5, 2: 1.0})
+    assert [h["id"] for h in covered] == [2, 1, 3]  # 3 is not in the map: left as it was
+    assert covered[0]["fused"] == pytest.approx(0.9)
+    assert covered[1]["fused"] == pytest.approx(0.9 * 5.75 / 8.2)
+
+
+def test_coverage_scales_the_message_score_not_the_session_match() -> None:
+    hit = _hit(1, "a", rank=-6.0 - 2.0, session_rank=-2.0)  # message 6, session 2
+    assert word_relevance(hit, None) == pytest.approx(8.0)
+    assert word_relevance(hit, {1: 0.5}) == pytest.approx(3.0 + 2.0)
+    assert word_relevance(hit, {1: 0.0}) == pytest.approx(2.0)

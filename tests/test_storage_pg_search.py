@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 
 from palimpsest import open_store
@@ -23,7 +25,7 @@ def test_more_query_words_rank_higher(store: Store) -> None:
         [
             {"role": "user", "content": "the cache was cold"},
             {"role": "user", "content": "the cache was cold and the zeppelin landed"},
-            {"role": "user", "content": "a zeppelin landed"},
+            {"role": "user", "content": "a zeppelin had landed"},  # as long, in tokens
             *({"role": "user", "content": f"filler line {i}"} for i in range(20)),
         ],
     )
@@ -33,6 +35,26 @@ def test_more_query_words_rank_higher(store: Store) -> None:
     assert hits[0]["rank"] < hits[1]["rank"] == hits[2]["rank"] < 0
     common = store.search_hits("filler zeppelin", match="any", limit=30)
     assert common[0]["id"] == ids[2]  # the rarer word outweighs the common one
+
+
+def test_document_length_is_counted_in_tokens_as_fts5_counts_it(
+    store: Store, tmp_path: Path
+) -> None:
+    texts = [
+        "thesis project thesis project for Kofi",  # few distinct words, repeated
+        "Ingrid says the thesis project keeps her busy most evenings of the week",
+        *(f"small talk number {i} about the garden" for i in range(20)),
+    ]
+    lite = open_store(tmp_path / "lite.db", background_upkeep=False)
+    ranks = {}
+    for name, opened in (("pg", store), ("sqlite", lite)):
+        opened.create_session("s")
+        ids = opened.append_messages("s", [{"role": "user", "content": t} for t in texts])
+        hits = opened.search_hits("Ingrid thesis project", match="any", limit=2)
+        ranks[name] = {ids.index(h["id"]): h["rank"] for h in hits}
+    lite.close()
+    # the same BM25 on both backends, repeated words and stopwords counted in the length
+    assert ranks["pg"] == pytest.approx(ranks["sqlite"], rel=1e-6)
 
 
 def test_an_old_rare_match_beats_the_window(store: Store, monkeypatch: pytest.MonkeyPatch) -> None:

@@ -28,6 +28,7 @@ from palimpsest.storage.vectors import (
     _python_distance,
     load_vector_functions,
     pack,
+    term_coverage,
     unpack,
 )
 
@@ -232,3 +233,29 @@ def test_paraphrased_questions_find_turns_that_share_no_word(tmp_path: Path) -> 
         store.close()
     assert found[None] == 0
     assert found["bundled"] >= 9, found  # 9 of 12 at the shipped weight (docs/search.md)
+
+
+COVERAGE = json.loads((Path(__file__).parent / "data" / "vectors" / "coverage.json").read_text())
+COVERAGE_TURNS: dict[str, str] = COVERAGE["turns"]
+COVERAGE_QUESTION: str = COVERAGE["question"]
+
+
+def _coverage_store(store: SessionStore) -> dict[str, int]:
+    ids = {}
+    for sid, text in COVERAGE_TURNS.items():
+        store.create_session(sid, source="cli")
+        ids[sid] = store.append_message(sid, "user", text)
+    return ids
+
+
+def test_term_coverage_counts_the_question_words_each_turn_holds(tmp_path: Path) -> None:
+    store = _store(tmp_path / "c.db")
+    ids = _coverage_store(store)
+    with store.database.reader() as con:
+        got = term_coverage(con, COVERAGE_QUESTION, list(ids.values()))
+        assert term_coverage(con, "violin lessons", [ids["kofi"]]) == {ids["kofi"]: 0.0}
+        assert term_coverage(con, "", [ids["kofi"]]) == {}
+    # words: topic, ingrid, thesis, project ("Ingrid's" is the word ingrid)
+    assert got[ids["kofi"]] == 0.5 and got[ids["ingrid"]] == 0.75 and got[ids["other"]] == 0.0
+    assert got[ids["ingrid0"]] == 0.25
+    store.close()

@@ -13,20 +13,28 @@ import importlib
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
-    from .contract import Store
+    from .contract import Store, VectorSearch
     from .factory import open_store
     from .search import SESSION_SEARCH_SCHEMA, SessionSearch
     from .sessions import SessionStore
 
 _LAZY: dict[str, str] = {
     "Store": ".contract",
+    "VectorSearch": ".contract",
     "open_store": ".factory",
     "SESSION_SEARCH_SCHEMA": ".search",
     "SessionSearch": ".search",
     "SessionStore": ".sessions",
 }
 
-__all__ = ["SESSION_SEARCH_SCHEMA", "SessionSearch", "SessionStore", "Store", "open_store"]
+__all__ = [
+    "SESSION_SEARCH_SCHEMA",
+    "SessionSearch",
+    "SessionStore",
+    "Store",
+    "VectorSearch",
+    "open_store",
+]
 
 
 def __getattr__(name: str) -> Any:

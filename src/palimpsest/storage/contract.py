@@ -19,6 +19,10 @@ The promises, grouped:
 * **search**: ranked hits (``rank`` lower is better, ``session_rank`` for the session's
   metadata match) from :meth:`Store.search_hits`, the same with redacted snippets from
   :meth:`Store.search_messages`, and the secret values a session revealed;
+* **search by meaning**: a store opened with an embedder keeps one vector per message
+  (:attr:`Store.vectors`, a :class:`VectorSearch`: filled off the append path, caught up
+  before a search) and its searches fuse word and meaning scores (:mod:`.fusion`);
+  without one, ``vectors`` is ``None`` and search is by words only;
 * **maintenance**: verify (report, never raise) and repair.
 
 ``database`` is the small SQL gateway (:class:`SqlGateway`) shared modules use for their
@@ -34,8 +38,9 @@ from typing import Any, Protocol, TypeVar, runtime_checkable
 
 from ..messages import Message
 from ..usage import CanonicalUsage
+from .embedding import EmbeddingModel
 
-__all__ = ["SqlGateway", "Store"]
+__all__ = ["SqlGateway", "Store", "VectorSearch"]
 
 T = TypeVar("T")
 
@@ -53,6 +58,34 @@ class SqlGateway(Protocol):
     def query(self, sql: str, params: Any = None) -> list[dict[str, Any]]: ...
 
     def scalar(self, sql: str, params: Any = None) -> Any: ...
+
+
+@runtime_checkable
+class VectorSearch(Protocol):
+    """A store's vectors for one embedding model (:mod:`.vectors` on SQLite,
+    :mod:`.pg_vectors` on PostgreSQL): what both backends provide."""
+
+    model: EmbeddingModel
+    """The model whose vectors are stored and compared (by its name)."""
+    weight: float
+    """How much meaning counts against words in the fusion (0..1, :mod:`.fusion`)."""
+
+    def pending_count(self) -> int:
+        """Messages with text and no vector of :attr:`model` yet."""
+        ...
+
+    def embed_step(self, batch: int = ..., after: int = 0) -> int:
+        """Embed and store one batch of pending messages (ids above ``after``, newest
+        first); how many (0: none left)."""
+        ...
+
+    def embed_pending(self, batch: int = ..., after: int = 0) -> int:
+        """Embed every pending message (ids above ``after``); how many."""
+        ...
+
+    def catch_up(self) -> None:
+        """Embed the messages added since the last call (what a search runs first)."""
+        ...
 
 
 @runtime_checkable
@@ -77,6 +110,11 @@ class Store(Protocol):
 
     @property
     def read_only_reason(self) -> str | None: ...
+
+    @property
+    def vectors(self) -> VectorSearch | None:
+        """Search by meaning (opened with an embedder), else ``None``."""
+        ...
 
     @property
     def schema_version(self) -> int: ...

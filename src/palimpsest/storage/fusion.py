@@ -5,9 +5,11 @@ Full-text search finds the turns that share the question's words; vector search
 with it ("which database version did we settle on" for a turn about "Postgres 16").
 :func:`fuse_hits` merges the two candidate lists into one:
 
-* the word score of a turn is its BM25 relevance (``-rank``, which already carries its
-  session's title/date BM25, :mod:`.retrieval`) divided by the best one of the query, so
-  the best word hit scores 1 and a turn the word search did not return scores 0;
+* the word score of a turn is its BM25 relevance times the share of the query's words it
+  holds (*coverage*: a turn with the person, the topic and the detail beats one repeating
+  two of them; Lucene's classic "coord" factor), plus its session's title/date BM25
+  (``session_rank``, :mod:`.retrieval`), divided by the best one of the query, so the best
+  word hit scores 1 and a turn the word search did not return scores 0;
 * the meaning score is its cosine similarity rescaled over the meaning candidates, from
   0 (the least similar returned) to 1 (the most similar); a turn the vector search did
   not return scores 0;
@@ -26,12 +28,16 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from typing import Any
 
-__all__ = ["FUSION_WEIGHT", "SEMANTIC_CANDIDATES", "fuse_hits", "fused_scores"]
+from .retrieval import SESSION_WEIGHT
 
-FUSION_WEIGHT = 0.1
+__all__ = ["FUSION_WEIGHT", "SEMANTIC_CANDIDATES", "fuse_hits", "fused_scores", "word_relevance"]
+
+FUSION_WEIGHT = 0.2
 """How much the meaning score counts against the word score (0 = words only). Tuned on
 the even-numbered conversations of benchmarks/search_recall.py (0.1 to 1.0 in steps of
-0.1; every step up cost recall there) and reported on the odd-numbered ones."""
+0.1, word scores weighed by coverage; 0.2 and 0.3 tied best there, the smaller is kept)
+and reported on the odd-numbered ones (docs/search.md)."""
+
 
 SEMANTIC_CANDIDATES = 50
 """The vector search returns this many nearest turns per query."""
@@ -62,16 +68,30 @@ def fused_scores(
     return out
 
 
+def word_relevance(hit: Mapping[str, Any], coverage: Mapping[int, float] | None) -> float:
+    """A word hit's relevance (higher is better): its own BM25 times its coverage (the
+    share of the query's words it holds; 1 when ``coverage`` does not know it), plus its
+    session's metadata BM25."""
+    session_rank = float(hit.get("session_rank") or 0.0)
+    own = -float(hit.get("rank") or 0.0) + SESSION_WEIGHT * session_rank
+    if coverage is not None:
+        own *= coverage.get(int(hit["id"]), 1.0)
+    return own - SESSION_WEIGHT * session_rank
+
+
 def fuse_hits(
     word_hits: Sequence[Mapping[str, Any]],
     meaning_hits: Sequence[Mapping[str, Any]],
     weight: float = FUSION_WEIGHT,
+    coverage: Mapping[int, float] | None = None,
 ) -> list[dict[str, Any]]:
     """One ranked list of hit dicts from both searches, best first.
 
-    ``word_hits`` carry ``rank`` (BM25, lower is better, session BM25 included);
-    ``meaning_hits`` carry ``similarity``. A turn found by both keeps the word hit's
-    fields. Every returned hit has ``fused`` (its score), ``rank = -fused`` and
+    ``word_hits`` carry ``rank`` (BM25, lower is better, ``SESSION_WEIGHT *
+    session_rank`` included) and ``session_rank``; ``meaning_hits`` carry ``similarity``;
+    ``coverage`` maps a turn id to the share of the query's words the turn holds (0..1,
+    the backend counts it in its word index: :func:`word_relevance`). A turn found by
+    both keeps the word hit's fields. Every returned hit has ``fused`` (its score), ``rank = -fused`` and
     ``session_rank = 0.0`` (the session's own BM25 is already in the word score), so
     :func:`~.ranking.rank_sessions` ranks sessions by their best fused turn.
     """
@@ -81,7 +101,7 @@ def fuse_hits(
     for hit in word_hits:
         item = int(hit["id"])
         merged.setdefault(item, dict(hit))
-        lexical.setdefault(item, -float(hit.get("rank") or 0.0))
+        lexical.setdefault(item, word_relevance(hit, coverage))
     for hit in meaning_hits:
         item = int(hit["id"])
         merged.setdefault(item, dict(hit))

@@ -10,8 +10,10 @@ snippets, the ``session_search`` tool) works unchanged. How a query runs:
   ``any`` one of them, ``auto`` runs ``all`` and fills the places left from ``any``.
   Rows are scored with Okapi BM25 (k1 1.2, b 0.75, FTS5's IDF) over the query's
   lexemes, with document frequencies counted in the index (capped). A document's length
-  is its number of distinct lexemes (``length(tsvector)``), where FTS5 counts tokens: a
-  message repeating one word counts as shorter here.
+  is its number of tokens, as FTS5 counts it: the highest word position in its
+  ``tsvector`` (positions count the stopwords the vector leaves out), not
+  ``length(tsvector)``, its distinct lexemes, which made a message repeating its words
+  shorter than FTS5 sees it and moved rankings apart (:func:`doc_length`).
 * **Candidates by rarity**, as on SQLite (:mod:`.retrieval`): the rows holding the
   rarest words while their counts fit :data:`~.fts_query.RANK_WINDOW`, then the newest
   rows matching any word, so an old message holding the rare words is always ranked.
@@ -29,7 +31,7 @@ from __future__ import annotations
 
 import math
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from typing import Any
 
 import psycopg
@@ -37,7 +39,6 @@ import psycopg
 from ..errors import QueryError
 from .fts_query import (
     RANK_WINDOW,
-    _filters,
     _like_terms,
     cjk_count,
     clean_query,
@@ -47,8 +48,10 @@ from .fts_query import (
 from .pg_schema import CJK_PATTERN, INDEXED_TEXT
 from .query_terms import parse_terms
 from .retrieval import SESSION_MATCHES, SESSION_WEIGHT
+from .search_plan import SEARCH_COLUMNS
+from .store_common import SearchFilters
 
-__all__ = ["search_hits"]
+__all__ = ["doc_length", "search_hits"]
 
 DF_CAP = 100_000
 """Document frequencies are counted up to this many rows (an index-only count)."""
@@ -61,19 +64,7 @@ _SELECT = (
     " s.title AS session_title, {rank} AS rank, m.tool_name, s.started_at AS session_started"
     " FROM messages AS m JOIN sessions AS s ON s.id = m.session_id"
 )
-_COLUMNS = (
-    "id",
-    "session_id",
-    "role",
-    "snippet",
-    "timestamp",
-    "source",
-    "model",
-    "session_title",
-    "rank",
-    "tool_name",
-    "session_started",
-)
+_COLUMNS = SEARCH_COLUMNS
 _INDEXED_M = INDEXED_TEXT.replace("content", "m.content").replace("tool_", "m.tool_")
 
 
@@ -125,7 +116,7 @@ STATS_SECONDS = 30.0
 
 
 def _stats(con: psycopg.Connection[Any], table: str, column: str) -> tuple[int, float]:
-    """How many rows ``table`` has and the average length (distinct lexemes) of
+    """How many rows ``table`` has and the average length (:func:`doc_length`) of
     ``column`` over its newest :data:`AVGDL_SAMPLE` rows; cached for a few seconds, since
     both move slowly and BM25 needs only their size."""
     key = (f"{con.info.dsn} {con.info.parameter_status('search_path') or ''}", table)
@@ -136,7 +127,7 @@ def _stats(con: psycopg.Connection[Any], table: str, column: str) -> tuple[int, 
     order = "id" if table == "messages" else "rowid"
     row = con.execute(
         f"SELECT (SELECT GREATEST(reltuples, 0)::bigint FROM pg_class"
-        f" WHERE oid = '{table}'::regclass), (SELECT avg(length({column})) FROM"
+        f" WHERE oid = '{table}'::regclass), (SELECT avg({doc_length(column)}) FROM"
         f" (SELECT {column} FROM {table} ORDER BY {order} DESC LIMIT %s) AS t)",
         (AVGDL_SAMPLE,),
     ).fetchone()
@@ -154,6 +145,17 @@ def _idf(total: int, df: int) -> float:
     return max(1e-6, math.log((total - df + 0.5) / (df + 0.5)))
 
 
+def doc_length(expression: str) -> str:
+    """SQL for the token length of the ``tsvector`` ``expression``: its highest word
+    position (``to_tsvector`` numbers every token, stopwords included, so this is FTS5's
+    document length for the same text; capped at 16,383 by PostgreSQL), at least 1."""
+    # positions are sorted within a lexeme: each lexeme's last one, no row per position
+    return (
+        f"GREATEST(1, COALESCE((SELECT max(d.positions[cardinality(d.positions)])"
+        f" FROM unnest({expression}) AS d), 1))"
+    )
+
+
 def _bm25(alias: str, column: str) -> str:
     """SQL summing Okapi BM25 (k1 1.2, b 0.75) over the query lexemes a row holds.
 
@@ -164,7 +166,7 @@ def _bm25(alias: str, column: str) -> str:
     tf = "array_length(u.positions, 1)"
     return (
         f"(SELECT COALESCE(sum(q.idf * ({tf} * 2.2) / ({tf} + 1.2 * (0.25 + 0.75 *"
-        f" length({alias}.{column}) / GREATEST(%s, 1.0)))), 0.0)"
+        f" {doc_length(f'{alias}.{column}')} / GREATEST(%s, 1.0)))), 0.0)"
         f" FROM unnest(ts_filter(setweight({alias}.{column}, 'A', %s::text[]), '{{a}}')) AS u"
         " JOIN unnest(%s::text[], %s::float8[]) AS q(lexeme, idf) ON q.lexeme = u.lexeme)"
     )
@@ -333,27 +335,19 @@ def _trigram(
 
 
 def search_hits(
-    con: psycopg.Connection[Any],
-    query: str,
-    *,
-    role_filter: str | Iterable[str] | None = None,
-    source: str | Iterable[str] | None = None,
-    exclude_sources: str | Iterable[str] | None = None,
-    limit: int = 20,
-    offset: int = 0,
-    exclude_session_ids: Sequence[str] = (),
-    match: str = "auto",
+    con: psycopg.Connection[Any], query: str, filters: SearchFilters
 ) -> list[dict[str, Any]]:
     """Ranked hits for ``query``, best first (see the module docstring); no snippets."""
+    match = filters.match
     if match not in ("all", "any", "auto"):
         raise QueryError(f"unknown match mode {match!r}; use all, any or auto")
-    limit, offset = max(0, int(limit)), max(0, int(offset))
+    limit, offset = max(0, int(filters.limit)), max(0, int(filters.offset))
     need = limit + offset
     text = clean_query(query)
     route = route_for(text)
     if need <= 0 or route == "none":
         return []
-    where, params = _filters(role_filter, source, exclude_sources, exclude_session_ids)
+    where, params = filters.conditions()
     if route != "fts":
         terms = _like_terms(text) if route == "trigram" else text.split()[:32]
         rows = _trigram(con, terms or [text], where, params, need, cjk=cjk_count(text) > 0)

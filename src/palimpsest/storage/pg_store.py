@@ -22,21 +22,19 @@ import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any, cast
+from typing import Any
 
 import psycopg
 
-from ..errors import AmbiguousSessionIdError, SessionNotFoundError
+from ..errors import SessionNotFoundError
 from ..messages import Message
 from . import lineage as _lineage
-from .accounting import TokenAccounting
 from .codec import (
     MESSAGE_COLUMNS,
     call_names,
     count_tool_calls,
     decode_row,
     encode_message,
-    message_of,
 )
 from .embedding import EmbeddingModel, EmbedFunction
 from .pg_db import PgDatabase, SqliteDialect
@@ -46,13 +44,14 @@ from .pg_vectors import PgVectorIndex
 from .pg_writes import HIDDEN, insert_messages, one_session, session_meta_text, set_meta
 from .pg_writes import stored_call_names as stored_names
 from .sessions import new_session_id
+from .store_common import SearchFilters, StoreCommon
 from .titles import next_title_in_lineage, sanitize_title
 from .writes import INHERITED, check_title_free, seed_key
 
 __all__ = ["PostgresSessionStore", "session_meta_text"]
 
 
-class PostgresSessionStore(TokenAccounting):
+class PostgresSessionStore(StoreCommon):
     """The session store on the PostgreSQL database at ``url`` (see the module docstring).
 
     ``pool_size`` bounds the connections this process opens. Opening migrates the schema
@@ -89,12 +88,6 @@ class PostgresSessionStore(TokenAccounting):
         if self.vectors is not None:
             self.vectors.close()
         self._db.close()
-
-    def __enter__(self) -> PostgresSessionStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     @property
     def database(self) -> PgDatabase:
@@ -172,30 +165,12 @@ class PostgresSessionStore(TokenAccounting):
     def _dialect(self, con: psycopg.Connection[Any]) -> Any:
         return SqliteDialect(con, self.location)
 
-    def ensure_session(self, session_id: str, source: str = "unknown", **fields: Any) -> str:
-        return self.create_session(session_id, source, **fields)
-
     def get_session(self, session_id: str) -> dict[str, Any] | None:
         with self._db.connection() as con:
             row = one_session(con, "SELECT * FROM sessions WHERE id = %s", (session_id,))
         if row is not None and row.get("model_config"):
             row["model_config"] = json.loads(row["model_config"])
         return row
-
-    def require_session(self, session_id: str) -> dict[str, Any]:
-        row = self.get_session(session_id)
-        if row is None:
-            raise SessionNotFoundError(session_id)
-        return row
-
-    def resolve_session_id(self, id_or_prefix: str) -> str | None:
-        from .session_admin import resolve_prefix
-
-        with self.connection_for_reads() as con:
-            try:
-                return resolve_prefix(con, id_or_prefix)
-            except (SessionNotFoundError, AmbiguousSessionIdError):
-                return None
 
     def end_session(self, session_id: str, end_reason: str) -> bool:
         def end(con: psycopg.Connection[Any]) -> bool:
@@ -207,12 +182,6 @@ class PostgresSessionStore(TokenAccounting):
             return cursor.rowcount > 0
 
         return self._db.transact(end)
-
-    def reopen_session(self, session_id: str) -> None:
-        self._update(session_id, "ended_at = NULL, end_reason = NULL")
-
-    def update_system_prompt(self, session_id: str, prompt: str | None) -> None:
-        self._update(session_id, "system_prompt = %s", (prompt,))
 
     def set_session_title(self, session_id: str, title: str | None) -> bool:
         clean = sanitize_title(title)
@@ -241,8 +210,8 @@ class PostgresSessionStore(TokenAccounting):
 
     def _update(self, session_id: str, assignments: str, params: Sequence[Any] = ()) -> None:
         def update(con: psycopg.Connection[Any]) -> None:
-            cursor = con.execute(
-                f"UPDATE sessions SET {assignments} WHERE id = %s",
+            cursor = con.execute(  # assignments are written with ``?`` (store_common)
+                f"UPDATE sessions SET {assignments.replace('?', '%s')} WHERE id = %s",
                 (*params, session_id),
             )
             if cursor.rowcount == 0:
@@ -250,46 +219,7 @@ class PostgresSessionStore(TokenAccounting):
 
         self._db.transact(update)
 
-    def session_count(self, source: str | None = None) -> int:
-        if source is None:
-            return int(self._db.scalar("SELECT count(*) FROM sessions"))
-        return int(self._db.scalar("SELECT count(*) FROM sessions WHERE source = ?", (source,)))
-
-    def message_count(self, session_id: str | None = None) -> int:
-        if session_id is None:
-            return int(self._db.scalar("SELECT count(*) FROM messages"))
-        return int(
-            self._db.scalar("SELECT count(*) FROM messages WHERE session_id = ?", (session_id,))
-        )
-
     # -- messages ------------------------------------------------------------------------
-
-    def append_message(
-        self,
-        session_id: str,
-        role: str,
-        content: Any = None,
-        tool_name: str | None = None,
-        tool_calls: Any = None,
-        tool_call_id: str | None = None,
-        token_count: int | None = None,
-        finish_reason: str | None = None,
-        reasoning: str | None = None,
-        reasoning_content: str | None = None,
-        reasoning_details: Any = None,
-    ) -> int:
-        message = message_of(
-            role,
-            content,
-            name=tool_name,
-            tool_calls=tool_calls,
-            tool_call_id=tool_call_id,
-            finish_reason=finish_reason,
-            reasoning=reasoning,
-            reasoning_content=reasoning_content,
-            reasoning_details=reasoning_details,
-        )
-        return self.append_messages(session_id, [message], token_counts=[token_count])[0]
 
     def append_messages(
         self,
@@ -418,31 +348,6 @@ class PostgresSessionStore(TokenAccounting):
             self.vectors.notify()
         return sid
 
-    def _walk(self, fn: Any, session_id: str) -> Any:
-        with self.connection_for_reads() as con:
-            return fn(con, session_id)
-
-    def get_compression_tip(self, session_id: str) -> str:
-        return cast(str, self._walk(_lineage.compression_tip, session_id))
-
-    def resume_target(self, session_id: str) -> str:
-        return cast(str, self._walk(_lineage.resume_target, session_id))
-
-    def compression_chain(self, session_id: str) -> list[str]:
-        return cast(list[str], self._walk(_lineage.compression_chain, session_id))
-
-    def lineage(self, session_id: str) -> list[str]:
-        return cast(list[str], self._walk(_lineage.lineage, session_id))
-
-    def lineage_root(self, session_id: str) -> str:
-        return cast(str, self._walk(_lineage.lineage_root, session_id))
-
-    def seed_message_count(self, session_id: str) -> int:
-        value = self._db.scalar(
-            "SELECT value FROM state_meta WHERE key = ?", (seed_key(session_id),)
-        )
-        return int(value or 0)
-
     def list_sessions(
         self,
         limit: int = 20,
@@ -459,81 +364,12 @@ class PostgresSessionStore(TokenAccounting):
 
     # -- search, transcripts, maintenance -----------------------------------------------
 
-    def search_hits(
-        self,
-        query: str,
-        role_filter: str | Iterable[str] | None = None,
-        source: str | Iterable[str] | None = None,
-        limit: int = 20,
-        offset: int = 0,
-        exclude_session_ids: Iterable[str] = (),
-        exclude_sources: str | Iterable[str] | None = None,
-        match: str = "auto",
-    ) -> list[dict[str, Any]]:
-        """Ranked message hits without snippets (:mod:`.pg_search`; fused with meaning
-        hits when the store has an embedder, :mod:`.pg_vectors`)."""
+    def _search(self, query: str, filters: SearchFilters) -> list[dict[str, Any]]:
+        """Word hits (:mod:`.pg_search`), fused with meaning hits when the store has an
+        embedder (:func:`.pg_vectors.search_hits`)."""
         from .pg_vectors import search_hits
 
-        return search_hits(
-            self._db,
-            self.vectors,
-            query,
-            role_filter=role_filter,
-            source=source,
-            exclude_sources=exclude_sources,
-            limit=limit,
-            offset=offset,
-            exclude_session_ids=tuple(exclude_session_ids),
-            match=match,
-        )
-
-    def search_messages(
-        self,
-        query: str,
-        role_filter: str | Iterable[str] | None = None,
-        source: str | Iterable[str] | None = None,
-        limit: int = 20,
-        offset: int = 0,
-        exclude_session_ids: Iterable[str] = (),
-        exclude_sources: str | Iterable[str] | None = None,
-        match: str = "auto",
-    ) -> list[dict[str, Any]]:
-        """Hits for ``query``, best first, each with a snippet cut from redacted text."""
-        from .search_text import hit_snippets
-
-        hits = self.search_hits(
-            query, role_filter, source, limit, offset, exclude_session_ids, exclude_sources, match
-        )
-        with self.connection_for_reads() as con:
-            for hit, snippet in zip(hits, hit_snippets(con, hits, query), strict=True):
-                hit["snippet"] = snippet.marked()
-        return hits
-
-    def session_secrets(self, session_ids: Iterable[str]) -> dict[str, frozenset[str]]:
-        from .session_secrets import session_secrets
-
-        with self.connection_for_reads() as con:
-            return session_secrets(con, session_ids)
-
-    def export_session(self, session_id: str, *, chain: bool = False) -> list[Message]:
-        from .transfer import export_messages
-
-        return export_messages(self, session_id, chain=chain)
-
-    def import_transcript(
-        self,
-        path: str | Path,
-        format: str = "auto",
-        source: str = "import",
-        title: str | None = None,
-        again: bool = False,
-        lenient: bool = False,
-    ) -> str:
-        from .transfer import import_file
-
-        return import_file(
-            self, path, format=format, source=source, title=title, again=again, lenient=lenient
-        )
+        return search_hits(self._db, self.vectors, query, filters)
 
     def verify(self) -> list[str]:
         """Problems found (empty when all is well); see :mod:`.pg_maintenance`."""

@@ -28,19 +28,30 @@ import heapq
 import logging
 import threading
 import time
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
+from dataclasses import replace
 from typing import Any
 
 import psycopg
 
 from .embedding import EmbeddingModel, EmbedFunction, as_model
-from .fts_query import _filters, session_date
+from .fts_query import session_date
 from .pg_db import PgDatabase
+from .pg_vector_cache import VectorCache
+from .query_terms import parse_terms
 from .search_plan import SEARCH_COLUMNS
+from .store_common import SearchFilters
 from .vectors import EMBED_BATCH, pack, unpack
 from .vectors import _text as _text  # what is embedded: the same text as on SQLite
 
-__all__ = ["VECTOR_WINDOW", "PgVectorIndex", "nearest_ids", "search_hits"]
+__all__ = [
+    "VECTOR_WINDOW",
+    "PgVectorIndex",
+    "nearest_ids",
+    "nearest_in_block",
+    "search_hits",
+    "term_coverage",
+]
 
 log = logging.getLogger(__name__)
 
@@ -83,23 +94,59 @@ def nearest_ids(
     first; a vector of another width is never among them."""
     width = len(query)
     kept = [(i, v) for i, v in zip(ids, vectors, strict=True) if len(v) == width]
-    if not kept or limit <= 0:
+    return nearest_in_block(query, [i for i, _ in kept], b"".join(v for _, v in kept), limit)
+
+
+def nearest_in_block(
+    query: bytes, ids: Sequence[int], block: bytes, limit: int
+) -> list[tuple[int, float]]:
+    """:func:`nearest_ids` over one contiguous ``block``: the packed vectors of ``ids``,
+    in their order, end to end (what one aggregate statement reads: no Python object
+    per row); with numpy one matrix-vector product, else a loop."""
+    width = len(query)
+    if not ids or limit <= 0 or width == 0 or len(block) != width * len(ids):
         return []
     try:
         import numpy as np
     except ImportError:  # a caller's own embedding function, without the extra
         target = unpack(query)
-        scored = ((sum(x * y for x, y in zip(unpack(v), target, strict=True)), i) for i, v in kept)
+        scored = (
+            (
+                sum(
+                    x * y
+                    for x, y in zip(unpack(block[k * width : (k + 1) * width]), target, strict=True)
+                ),
+                i,
+            )
+            for k, i in enumerate(ids)
+        )
         return [(i, score) for score, i in heapq.nlargest(limit, scored)]
-    matrix = np.frombuffer(b"".join(v for _, v in kept), "<f4").reshape(len(kept), width // 4)
+    matrix = np.frombuffer(block, "<f4").reshape(len(ids), width // 4)
     scores = matrix @ np.frombuffer(query, "<f4")
-    order = np.array([i for i, _ in kept], dtype=np.int64)
-    if len(kept) > limit:  # the best ``limit`` (ties at the cut included), then sorted
-        cut = np.partition(scores, len(kept) - limit)[len(kept) - limit]
+    order = np.asarray(ids, dtype=np.int64)
+    if len(ids) > limit:  # the best ``limit`` (ties at the cut included), then sorted
+        cut = np.partition(scores, len(ids) - limit)[len(ids) - limit]
         near = np.flatnonzero(scores >= cut)
         scores, order = scores[near], order[near]
     best = np.lexsort((-order, -scores))[:limit]
     return [(int(order[k]), float(scores[k])) for k in best]
+
+
+def term_coverage(con: psycopg.Connection[Any], query: str, ids: Sequence[int]) -> dict[int, float]:
+    """The share of ``query``'s words each of ``ids`` holds in its ``tsv`` (0..1), as
+    :func:`.vectors.term_coverage` counts it in the SQLite word index."""
+    words = parse_terms(query).words
+    wanted = sorted(set(ids))
+    if not words or not wanted:
+        return {}
+    found = con.execute(
+        "SELECT m.id, (SELECT count(*) FROM unnest(%s::text[]) AS w(word)"
+        " WHERE numnode(plainto_tsquery('english', w.word)) > 0"
+        " AND m.tsv @@ plainto_tsquery('english', w.word))"
+        " FROM messages AS m WHERE m.id = ANY(%s)",
+        (list(words), wanted),
+    ).fetchall()
+    return {int(item): int(count) / len(words) for item, count in found}
 
 
 class PgVectorIndex:
@@ -133,6 +180,8 @@ class PgVectorIndex:
         self._wake = threading.Event()
         self._stop = threading.Event()
         self._thread: threading.Thread | None = None
+        #: The window's vectors, kept between searches (:mod:`.pg_vector_cache`).
+        self.cache = VectorCache(VECTOR_WINDOW)
 
     @classmethod
     def for_store(
@@ -253,18 +302,15 @@ class PgVectorIndex:
         :data:`VECTOR_WINDOW` that pass ``filters`` (SQL over ``m`` = messages and ``s`` =
         sessions, written with ``?``), as search hits plus ``similarity``, closest first."""
         target = pack(self.model([query])[0])
-        conditions = " AND ".join(["v.model = %s", *(f.replace("?", "%s") for f in filters)])
-        found = (
-            con.cursor(binary=True)
-            .execute(  # bytea as bytes, not hex text
-                "SELECT v.message_id, v.vector FROM message_vectors AS v"
-                " JOIN messages AS m ON m.id = v.message_id JOIN sessions AS s ON s.id = m.session_id"
-                f" WHERE {conditions} ORDER BY v.message_id DESC LIMIT %s",
-                (self.model.name, *params, VECTOR_WINDOW),
-            )
-            .fetchall()
+        ids, block = self.cache.window(
+            con,
+            self.model.name,
+            [f.replace("?", "%s") for f in filters],
+            params,
+            len(target),
+            VECTOR_WINDOW,
         )
-        best = nearest_ids(target, [int(i) for i, _ in found], [bytes(v) for _, v in found], limit)
+        best = nearest_in_block(target, ids, block, limit)
         if not best:
             return []
         similarity = dict(best)
@@ -293,62 +339,42 @@ class PgVectorIndex:
         weight: float | None = None,
     ) -> list[dict[str, Any]]:
         """``word_hits`` fused with the nearest messages under the same filters, best first
-        (:func:`~.fusion.fuse_hits`, as on SQLite)."""
+        (:func:`~.fusion.fuse_hits` with :func:`term_coverage`, as on SQLite)."""
         from .fusion import SEMANTIC_CANDIDATES, fuse_hits
 
         near = self.nearest(con, query, filters=filters, params=params, limit=SEMANTIC_CANDIDATES)
         for hit in near:
             hit["session_date"] = session_date(hit.get("session_started"))
-        return fuse_hits(word_hits, near, self.weight if weight is None else weight)
+        coverage = term_coverage(con, query, [int(h["id"]) for h in word_hits])
+        return fuse_hits(word_hits, near, self.weight if weight is None else weight, coverage)
 
 
 def search_hits(
     db: PgDatabase,
     vectors: PgVectorIndex | None,
     query: str,
-    *,
-    role_filter: str | Iterable[str] | None = None,
-    source: str | Iterable[str] | None = None,
-    exclude_sources: str | Iterable[str] | None = None,
-    limit: int = 20,
-    offset: int = 0,
-    exclude_session_ids: Sequence[str] = (),
-    match: str = "auto",
+    filters: SearchFilters,
 ) -> list[dict[str, Any]]:
     """Ranked hits for ``query``: words only (:mod:`.pg_search`), or, with ``vectors``,
     word and meaning scores fused so each conversation is ranked by its best turn."""
     from .fusion import SEMANTIC_CANDIDATES
     from .pg_search import search_hits as word_hits
 
-    if vectors is None or not query.strip():
-        with db.connection() as con:
-            return word_hits(
-                con,
-                query,
-                role_filter=role_filter,
-                source=source,
-                exclude_sources=exclude_sources,
-                limit=limit,
-                offset=offset,
-                exclude_session_ids=exclude_session_ids,
-                match=match,
-            )
-    want = max(0, int(limit)) + max(0, int(offset))
-    vectors.catch_up()
+    fused = vectors is not None and bool(query.strip())
+    limit, offset = max(0, int(filters.limit)), max(0, int(filters.offset))
+    want = limit + offset
+    if vectors is not None and fused:
+        vectors.catch_up()
     with db.connection() as con:
         hits = word_hits(
             con,
             query,
-            role_filter=role_filter,
-            source=source,
-            exclude_sources=exclude_sources,
-            limit=max(want, SEMANTIC_CANDIDATES),
-            offset=0,
-            exclude_session_ids=exclude_session_ids,
-            match=match,
+            replace(filters, limit=max(want, SEMANTIC_CANDIDATES), offset=0) if fused else filters,
         )
+        if vectors is None or not fused:
+            return hits
         if want <= 0:
             return []
-        where, params = _filters(role_filter, source, exclude_sources, exclude_session_ids)
-        fused = vectors.fuse(con, query, hits, filters=where, params=params)
-    return fused[max(0, int(offset)) : want]
+        where, params = filters.conditions()
+        found = vectors.fuse(con, query, hits, filters=where, params=params)
+    return found[offset:want]

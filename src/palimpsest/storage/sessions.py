@@ -27,24 +27,23 @@ from typing import Any
 
 import apsw
 
-from ..errors import AmbiguousSessionIdError, DatabaseCorruptError, SessionNotFoundError
+from ..errors import DatabaseCorruptError, SessionNotFoundError
 from ..home import home_dir
 from ..messages import Message
 from . import lineage as _lineage
-from .accounting import TokenAccounting
 from .codec import (
     MESSAGE_COLUMNS,
     call_names,
     count_tool_calls,
     decode_row,
     encode_message,
-    message_of,
 )
 from .db import Database, RetryPolicy, Tracer, rows
 from .embedding import EmbeddingModel, EmbedFunction, as_model
 from .fts_layout import FtsLayout, install_fts
 from .migrations import schema_version
 from .schema import open_schema
+from .store_common import SearchFilters, StoreCommon
 from .titles import sanitize_title
 from .upkeep import BackgroundUpkeep, UpkeepPolicy
 from .vectors import VectorIndex
@@ -52,7 +51,6 @@ from .writes import (
     check_title_free,
     insert_continuation,
     insert_messages,
-    seed_key,
     session_exists,
 )
 
@@ -71,7 +69,7 @@ def new_session_id() -> str:
     return f"{datetime.now():%Y%m%d_%H%M%S}_{secrets.token_hex(3)}"
 
 
-class SessionStore(TokenAccounting):
+class SessionStore(StoreCommon):
     """The session store on one SQLite file (see the module docstring).
 
     ``fts_layout`` (``"inline"`` or ``"external"``) switches the full-text layout when it
@@ -137,12 +135,6 @@ class SessionStore(TokenAccounting):
     def vectors(self) -> VectorIndex | None:
         """The vector index when the store was opened with an ``embedder``, else ``None``."""
         return self._vectors
-
-    def __enter__(self) -> SessionStore:
-        return self
-
-    def __exit__(self, *exc: object) -> None:
-        self.close()
 
     @property
     def database(self) -> Database:
@@ -218,10 +210,6 @@ class SessionStore(TokenAccounting):
         self._db.write(insert)
         return sid
 
-    def ensure_session(self, session_id: str, source: str = "unknown", **fields: Any) -> str:
-        """Same as :meth:`create_session`; reads as "make sure it exists"."""
-        return self.create_session(session_id, source, **fields)
-
     def get_session(self, session_id: str) -> dict[str, Any] | None:
         """The session row as a dict (``model_config`` decoded), or ``None``."""
         found = self._db.query("SELECT * FROM sessions WHERE id = ?", (session_id,))
@@ -231,24 +219,6 @@ class SessionStore(TokenAccounting):
         if row.get("model_config"):
             row["model_config"] = json.loads(row["model_config"])
         return row
-
-    def require_session(self, session_id: str) -> dict[str, Any]:
-        """The session row; :class:`SessionNotFoundError` when there is none."""
-        row = self.get_session(session_id)
-        if row is None:
-            raise SessionNotFoundError(session_id)
-        return row
-
-    def resolve_session_id(self, id_or_prefix: str) -> str | None:
-        """The exact id, else the one id starting with ``id_or_prefix``, else the one whose
-        short handle (the id's last ``_`` part) starts with it, else ``None``."""
-        from .session_admin import resolve_prefix
-
-        with self.connection_for_reads() as con:
-            try:
-                return resolve_prefix(con, id_or_prefix)
-            except (SessionNotFoundError, AmbiguousSessionIdError):
-                return None
 
     def end_session(self, session_id: str, end_reason: str) -> bool:
         """End a live session; the first end reason wins (SS-19). True if it changed."""
@@ -261,13 +231,6 @@ class SessionStore(TokenAccounting):
             return con.changes()
 
         return bool(self._db.write(end))
-
-    def reopen_session(self, session_id: str) -> None:
-        """Clear ``ended_at`` and ``end_reason``."""
-        self._update(session_id, "ended_at = NULL, end_reason = NULL")
-
-    def update_system_prompt(self, session_id: str, prompt: str | None) -> None:
-        self._update(session_id, "system_prompt = ?", (prompt,))
 
     def set_session_title(self, session_id: str, title: str | None) -> bool:
         """Set (or, with an empty title, clear) a title; unique across sessions (SS-34)."""
@@ -304,50 +267,7 @@ class SessionStore(TokenAccounting):
 
         self._db.write(update)
 
-    def session_count(self, source: str | None = None) -> int:
-        return int(
-            self._db.scalar(
-                "SELECT count(*) FROM sessions WHERE ? IS NULL OR source = ?", (source, source)
-            )
-        )
-
-    def message_count(self, session_id: str | None = None) -> int:
-        return int(
-            self._db.scalar(
-                "SELECT count(*) FROM messages WHERE ? IS NULL OR session_id = ?",
-                (session_id, session_id),
-            )
-        )
-
     # -- messages ------------------------------------------------------------------------
-
-    def append_message(
-        self,
-        session_id: str,
-        role: str,
-        content: Any = None,
-        tool_name: str | None = None,
-        tool_calls: Any = None,
-        tool_call_id: str | None = None,
-        token_count: int | None = None,
-        finish_reason: str | None = None,
-        reasoning: str | None = None,
-        reasoning_content: str | None = None,
-        reasoning_details: Any = None,
-    ) -> int:
-        """Append one message (SS-21) and return its id."""
-        message = message_of(
-            role,
-            content,
-            name=tool_name,
-            tool_calls=tool_calls,
-            tool_call_id=tool_call_id,
-            finish_reason=finish_reason,
-            reasoning=reasoning,
-            reasoning_content=reasoning_content,
-            reasoning_details=reasoning_details,
-        )
-        return self.append_messages(session_id, [message], token_counts=[token_count])[0]
 
     def append_messages(
         self,
@@ -484,37 +404,6 @@ class SessionStore(TokenAccounting):
         self._db.write(create)
         return sid
 
-    def get_compression_tip(self, session_id: str) -> str:
-        """The latest compression continuation of ``session_id`` (itself if none)."""
-        with self._db.reader() as con:
-            return _lineage.compression_tip(con, session_id)
-
-    def resume_target(self, session_id: str) -> str:
-        """The session to reopen on resume: the tip, or its first descendant with messages."""
-        with self._db.reader() as con:
-            return _lineage.resume_target(con, session_id)
-
-    def compression_chain(self, session_id: str) -> list[str]:
-        """The ids of ``session_id``'s compression chain, oldest first."""
-        with self._db.reader() as con:
-            return _lineage.compression_chain(con, session_id)
-
-    def lineage(self, session_id: str) -> list[str]:
-        """Ancestors and descendants of ``session_id`` through any parent link, root first."""
-        with self._db.reader() as con:
-            return _lineage.lineage(con, session_id)
-
-    def lineage_root(self, session_id: str) -> str:
-        with self._db.reader() as con:
-            return _lineage.lineage_root(con, session_id)
-
-    def seed_message_count(self, session_id: str) -> int:
-        """How many messages a continuation was created with (the compacted copy)."""
-        value = self._db.scalar(
-            "SELECT value FROM state_meta WHERE key = ?", (seed_key(session_id),)
-        )
-        return int(value or 0)
-
     def list_sessions(
         self,
         limit: int = 20,
@@ -531,112 +420,18 @@ class SessionStore(TokenAccounting):
 
     # -- search, transcripts, maintenance -----------------------------------------------
 
-    def search_hits(
-        self,
-        query: str,
-        role_filter: str | Iterable[str] | None = None,
-        source: str | Iterable[str] | None = None,
-        limit: int = 20,
-        offset: int = 0,
-        exclude_session_ids: Iterable[str] = (),
-        exclude_sources: str | Iterable[str] | None = None,
-        match: str = "auto",
-    ) -> list[dict[str, Any]]:
-        """Ranked hits for ``query``, best first, without snippets (``snippet`` is ``''``).
+    def _search(self, query: str, filters: SearchFilters) -> list[dict[str, Any]]:
+        """Word hits (:mod:`.fts_query`, :mod:`.retrieval`), fused with meaning hits when
+        the store has an embedder (:func:`.vectors.search_hits`)."""
+        from .vectors import search_hits
 
-        Each hit has ``rank`` (BM25, lower is better, including ``SESSION_WEIGHT *
-        session_rank``) and ``session_rank`` (the session metadata's match, 0.0 when none):
-        what :func:`.ranking.rank_sessions` and the ``session_search`` tool read.
-        """
-        from .fts_query import build_search, run_search, search_filters
-        from .fusion import SEMANTIC_CANDIDATES
-
-        vectors = self._vectors if query.strip() else None
-        excluded = tuple(exclude_session_ids)
-        want = max(0, int(limit)) + max(0, int(offset))
-        plan = build_search(
+        return search_hits(
+            self._db,
+            self._vectors,
             query,
-            role_filter=role_filter,
-            source=source,
-            exclude_sources=exclude_sources,
-            limit=limit if vectors is None else max(want, SEMANTIC_CANDIDATES),
-            offset=offset if vectors is None else 0,
-            exclude_session_ids=excluded,
-            has_trigram=self.has_trigram,
+            filters,
             has_fts=self.has_fts5,
-            match=match,  # type: ignore[arg-type]  # checked by build_search
-            snippets=False,
-        )
-        if vectors is not None:
-            vectors.catch_up()
-        with self._db.reader() as con:
-            hits = run_search(con, plan)
-            if vectors is None:
-                return hits
-            # by meaning too (the [vectors] extra or the store's own embedder): fused word
-            # and meaning scores, so each conversation is ranked by its best turn (.fusion)
-            where, params = search_filters(role_filter, source, exclude_sources, excluded)
-            fused: list[dict[str, Any]] = vectors.fuse(
-                con, query, hits, filters=where, params=params
-            )
-            return fused[max(0, int(offset)) : want]
-
-    def search_messages(
-        self,
-        query: str,
-        role_filter: str | Iterable[str] | None = None,
-        source: str | Iterable[str] | None = None,
-        limit: int = 20,
-        offset: int = 0,
-        exclude_session_ids: Iterable[str] = (),
-        exclude_sources: str | Iterable[str] | None = None,
-        match: str = "auto",
-    ) -> list[dict[str, Any]]:
-        """Full-text hits for ``query``, best first, each with a snippet (SS-47).
-
-        ``match``: ``auto`` (default: every term for a short keyword query when that finds
-        enough rows, else BM25 over any term), ``all`` or ``any``; see docs/search.md.
-        Each ``snippet`` is made from the stored text redacted first, then cut and marked
-        ``>>>match<<<`` (never SQLite's own ``snippet()``, which marks raw text).
-        """
-        from .search_text import hit_snippets
-
-        hits = self.search_hits(
-            query, role_filter, source, limit, offset, exclude_session_ids, exclude_sources, match
-        )
-        with self._db.reader() as con:
-            for hit, snippet in zip(hits, hit_snippets(con, hits, query), strict=True):
-                hit["snippet"] = snippet.marked()
-        return hits
-
-    def session_secrets(self, session_ids: Iterable[str]) -> dict[str, frozenset[str]]:
-        """``session id -> the secret values its messages revealed`` (see
-        :mod:`.session_secrets`), for readers that redact stored text."""
-        from .session_secrets import session_secrets
-
-        with self._db.reader() as con:
-            return session_secrets(con, session_ids)
-
-    def export_session(self, session_id: str, *, chain: bool = False) -> list[Message]:
-        """The session as OpenAI-format messages; see :func:`.transfer.export_messages`."""
-        from .transfer import export_messages
-
-        return export_messages(self, session_id, chain=chain)
-
-    def import_transcript(
-        self,
-        path: str | Path,
-        format: str = "auto",
-        source: str = "import",
-        title: str | None = None,
-        again: bool = False,
-        lenient: bool = False,
-    ) -> str:
-        """Store a transcript file as a new session; see :func:`.transfer.import_file`."""
-        from .transfer import import_file
-
-        return import_file(
-            self, path, format=format, source=source, title=title, again=again, lenient=lenient
+            has_trigram=self.has_trigram,
         )
 
     def verify(self) -> list[str]:

@@ -36,8 +36,18 @@ from ..safety.redact import redact
 from .db import Database
 from .embedding import EmbeddingModel
 from .search_plan import SEARCH_COLUMNS
+from .store_common import SearchFilters
 
-__all__ = ["EMBED_BATCH", "EMBED_CHARS", "VectorIndex", "load_vector_functions", "pack", "unpack"]
+__all__ = [
+    "EMBED_BATCH",
+    "EMBED_CHARS",
+    "VectorIndex",
+    "load_vector_functions",
+    "pack",
+    "search_hits",
+    "term_coverage",
+    "unpack",
+]
 
 log = logging.getLogger(__name__)
 
@@ -264,14 +274,16 @@ class VectorIndex:
         weight: float | None = None,
     ) -> list[dict[str, Any]]:
         """``word_hits`` fused with the :data:`~.fusion.SEMANTIC_CANDIDATES` nearest
-        messages under the same filters (:func:`~.fusion.fuse_hits`), best first."""
+        messages under the same filters (:func:`~.fusion.fuse_hits`, word scores weighed
+        by :func:`term_coverage`), best first."""
         from .fts_query import session_date
         from .fusion import SEMANTIC_CANDIDATES, fuse_hits
 
         near = self.nearest(con, query, filters=filters, params=params, limit=SEMANTIC_CANDIDATES)
         for hit in near:
             hit["session_date"] = session_date(hit.get("session_started"))
-        return fuse_hits(word_hits, near, self.weight if weight is None else weight)
+        coverage = term_coverage(con, query, [int(h["id"]) for h in word_hits])
+        return fuse_hits(word_hits, near, self.weight if weight is None else weight, coverage)
 
     def catch_up(self) -> None:
         """Embed what the upkeep thread has not reached yet (before a search); a read-only
@@ -285,3 +297,70 @@ class VectorIndex:
             return
         self.embed_pending(after=self._seen)
         self._seen = newest
+
+
+def term_coverage(con: apsw.Connection, query: str, ids: Sequence[int]) -> dict[int, float]:
+    """The share of ``query``'s words (:func:`~.query_terms.parse_terms`, stemmed by the
+    word index) each of ``ids`` holds, 0..1; empty when the query has no words or the
+    store has no word index (the fusion then leaves word scores as they are)."""
+    from .fts_sanitize import quote_phrase
+    from .query_terms import parse_terms
+
+    words = parse_terms(query).words
+    wanted = sorted(set(ids))
+    if not words or not wanted:
+        return {}
+    marks = ",".join("?" * len(wanted))
+    sql = f"SELECT rowid FROM messages_fts WHERE messages_fts MATCH ? AND rowid IN ({marks})"
+    held = dict.fromkeys(wanted, 0)
+    try:
+        for word in words:
+            for (rowid,) in con.execute(sql, (quote_phrase(word), *wanted)):
+                held[int(str(rowid))] += 1
+    except apsw.SQLError:  # no FTS5 word index in this build (LIKE search)
+        log.debug("no word index; coverage not counted", exc_info=True)
+        return {}
+    return {item: count / len(words) for item, count in held.items()}
+
+
+def search_hits(
+    db: Database,
+    vectors: VectorIndex | None,
+    query: str,
+    filters: SearchFilters,
+    *,
+    has_fts: bool,
+    has_trigram: bool,
+) -> list[dict[str, Any]]:
+    """The SQLite store's ranked hits for ``query``: words only (:mod:`.fts_query`,
+    :mod:`.retrieval`), or, with ``vectors``, word and meaning scores fused so each
+    conversation is ranked by its best turn (:mod:`.fusion`)."""
+    from .fts_query import build_search, run_search
+    from .fusion import SEMANTIC_CANDIDATES
+
+    if not query.strip():
+        vectors = None
+    limit, offset = max(0, int(filters.limit)), max(0, int(filters.offset))
+    want = limit + offset
+    plan = build_search(
+        query,
+        role_filter=filters.role_filter,
+        source=filters.source,
+        exclude_sources=filters.exclude_sources,
+        limit=filters.limit if vectors is None else max(want, SEMANTIC_CANDIDATES),
+        offset=filters.offset if vectors is None else 0,
+        exclude_session_ids=filters.exclude_session_ids,
+        has_trigram=has_trigram,
+        has_fts=has_fts,
+        match=filters.match,  # type: ignore[arg-type]  # checked by build_search
+        snippets=False,
+    )
+    if vectors is not None:
+        vectors.catch_up()
+    with db.reader() as con:
+        hits = run_search(con, plan)
+        if vectors is None:
+            return hits
+        where, params = filters.conditions()
+        fused = vectors.fuse(con, query, hits, filters=where, params=params)
+        return fused[offset:want]
