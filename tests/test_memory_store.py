@@ -454,3 +454,29 @@ def test_render_block_empty() -> None:
 def test_tmp_prefix_constant() -> None:
     assert locking.TEMP_PREFIX == ".mem_" and locking.TEMP_SUFFIX == ".tmp"
     assert os.path.basename(str(locking.lock_path(Path("/x/MEMORY.md")))) == "MEMORY.md.lock"
+
+
+def test_each_entry_is_scanned_once_across_many_writes(monkeypatch: pytest.MonkeyPatch) -> None:
+    """Every write answers with all entries as shown; each is scanned once while it lives."""
+    import palimpsest.memory.store as store_module
+    from palimpsest.safety.threats import ScanMode
+
+    store = MemoryStore(memory_char_limit=5_000, user_char_limit=300)
+    store.load_from_disk()
+
+    calls: list[str] = []
+    real = store_module.sanitize_entry
+
+    def counting(entry: str, file_name: str, mode: ScanMode = "standard") -> str:
+        calls.append(entry)
+        return real(entry, file_name, mode)
+
+    monkeypatch.setattr(store_module, "sanitize_entry", counting)
+    for n in range(30):
+        result = store.add("memory", f"fact number {n} about the build")
+    assert len(result.entries) == 30
+    assert len(calls) == 30  # not 1 + 2 + ... + 30
+    store.replace("memory", "fact number 3 ", "fact three, rewritten")
+    assert calls[-1] == "fact three, rewritten" and len(calls) == 31
+    store.threat_scan = "strict"  # another mode is another reading
+    assert len(store.sanitized("memory")) == 30 and len(calls) == 61

@@ -102,6 +102,10 @@ def refuse_secret(content: str) -> None:
         )
 
 
+_SHOWN_LIMIT = 1024
+"""Sanitized entries kept per store before the memo starts over (bounded memory)."""
+
+
 class MemoryStore:
     """The two memory files under ``<home>/memories/``.
 
@@ -124,6 +128,9 @@ class MemoryStore:
         self.threat_scan: ScanMode = threat_scan
         self._live: dict[Target, list[str]] = {"memory": [], "user": []}
         self._snapshot: dict[Target, str] = {"memory": "", "user": ""}
+        # Each entry's shown form (threat scan and redaction), kept while the entry lives:
+        # every write returns all entries sanitized, so without it n writes scanned n² entries.
+        self._shown: dict[tuple[str, ScanMode, str], str] = {}
 
     @classmethod
     def from_settings(cls, settings: Settings, home: str | Path | None = None) -> MemoryStore:
@@ -210,7 +217,17 @@ class MemoryStore:
         """The entries as they may be shown to a model: blocked notices, secrets redacted."""
         name = FILE_NAMES[validate_target(target)]
         source = self.entries(target) if entries is None else entries
-        return [sanitize_entry(entry, name, self.threat_scan) for entry in source]
+        mode = self.threat_scan
+        if len(self._shown) > _SHOWN_LIMIT:
+            self._shown.clear()  # entries removed or replaced long ago; refilled on demand
+        shown: list[str] = []
+        for entry in source:
+            key = (name, mode, entry)
+            clean = self._shown.get(key)
+            if clean is None:
+                clean = self._shown[key] = sanitize_entry(entry, name, mode)
+            shown.append(clean)
+        return shown
 
     def usage(self, target: str) -> tuple[int, int]:
         """``(characters used, limit)`` of the live entries."""

@@ -32,6 +32,7 @@ from .features import features, prepare, sentences, windows
 __all__ = [
     "KINDS",
     "KIND_BUCKETS",
+    "MIN_WORDS",
     "SECOND_LOOK",
     "WEIGHTS_FILE",
     "InstructionScore",
@@ -43,6 +44,13 @@ KINDS: tuple[str, ...] = ("override", "persona", "exfiltration", "manipulation")
 KIND_BUCKETS = 1 << 16
 SECOND_LOOK = 1.5
 """A multi-sentence window scoring within this of the threshold is scored per sentence too."""
+MIN_WORDS = 3
+"""Texts of fewer words (in a script that spaces its words) are left to the rules.
+
+An instruction to a model needs a verb and what it acts on; one or two words do not make
+one. The model, trained on rows a sentence or two long, scored some single words over its
+threshold (``safe``, ``this``, ``everything``: 33 of the 3,000 most common words of the
+standard library's sources), which blocked one-word memory notes and summary lines."""
 
 KIND_WORDING = {
     "override": "it reads as an instruction to the model that cancels or replaces its task",
@@ -136,7 +144,10 @@ def instruction_score(text: str) -> InstructionScore:
     best = -math.inf
     best_window = ""
     best_buckets: set[int] = set()
-    for window in windows(prepare(text)):
+    prepared = prepare(text)
+    if prepared.isascii() and len(prepared.split()) < MIN_WORDS:
+        return InstructionScore(logit=best, threshold=model.threshold, kind="", window="")
+    for window in windows(prepared):
         buckets = features(window)
         if not buckets:
             continue
