@@ -40,12 +40,12 @@ def cli(home: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def cli_here(
-    home: Path, *args: str, cwd: Path, stdin: str | None = None
+    home: Path, *args: str, cwd: Path, stdin: str | None = None, columns: int = 80
 ) -> subprocess.CompletedProcess[str]:
-    """:func:`cli` in this process, run from ``cwd``."""
+    """:func:`cli` in this process, run from ``cwd`` on a ``columns``-wide screen."""
     with chdir(cwd):
         return invoke_cli("trajectories", "compress", *args, stdin=stdin,
-                          env={"PALIMPSEST_HOME": str(home)})  # fmt: skip
+                          env={"PALIMPSEST_HOME": str(home), "COLUMNS": str(columns)})  # fmt: skip
 
 
 def dataset(path: Path, copies: int) -> Path:
@@ -76,6 +76,9 @@ def test_compress_writes_the_tj02_output_metrics_and_a_summary(
         "--workers",
         "1",
         cwd=tmp_path,
+        # wide enough that the summary's absolute paths, as long as the temp dir makes
+        # them (a pytest-xdist worker adds popen-gwN/), do not wrap its rows
+        columns=300,
     )
     assert done.returncode == 0, done.stderr
     out = tmp_path / "data_compressed.jsonl"
