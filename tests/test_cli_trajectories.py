@@ -40,12 +40,12 @@ def cli(home: Path, *args: str, cwd: Path) -> subprocess.CompletedProcess[str]:
 
 
 def cli_here(
-    home: Path, *args: str, cwd: Path, stdin: str | None = None, columns: int = 80
+    home: Path, *args: str, cwd: Path, stdin: str | None = None
 ) -> subprocess.CompletedProcess[str]:
-    """:func:`cli` in this process, run from ``cwd`` on a ``columns``-wide screen."""
+    """:func:`cli` in this process, run from ``cwd``."""
     with chdir(cwd):
         return invoke_cli("trajectories", "compress", *args, stdin=stdin,
-                          env={"PALIMPSEST_HOME": str(home), "COLUMNS": str(columns)})  # fmt: skip
+                          env={"PALIMPSEST_HOME": str(home)})  # fmt: skip
 
 
 def dataset(path: Path, copies: int) -> Path:
@@ -64,8 +64,14 @@ def dataset(path: Path, copies: int) -> Path:
 
 
 def test_compress_writes_the_tj02_output_metrics_and_a_summary(
-    tmp_path: Path, isolated_home: Path
+    tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The summary table on a screen wide enough for its absolute paths, however long the
+    # temp dir makes them (a pytest-xdist worker adds popen-gwN/): at 80 columns a row
+    # wraps. The CLI's stderr console read COLUMNS once, when the first test imported it.
+    from palimpsest.cli.common import err_console
+
+    monkeypatch.setattr(err_console, "_width", 300)
     source = dataset(tmp_path / "data.jsonl", 6)
     (tmp_path / "cfg.yaml").write_text(CONFIG)
     done = cli_here(
@@ -76,9 +82,6 @@ def test_compress_writes_the_tj02_output_metrics_and_a_summary(
         "--workers",
         "1",
         cwd=tmp_path,
-        # wide enough that the summary's absolute paths, as long as the temp dir makes
-        # them (a pytest-xdist worker adds popen-gwN/), do not wrap its rows
-        columns=300,
     )
     assert done.returncode == 0, done.stderr
     out = tmp_path / "data_compressed.jsonl"
