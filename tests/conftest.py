@@ -71,28 +71,65 @@ def _pg_unavailable(reason: str) -> None:
     pytest.skip(f"PostgreSQL tests need a server: {reason}")
 
 
+def _worker_database_url(base: str, worker: str) -> str:
+    """A fresh database for this pytest-xdist worker on ``base``'s server, as a URL.
+
+    Workers share one server but not one database: schemas, advisory locks and the
+    benchmark's ``bench_*`` schema count stay per worker. Created anew (a killed run may
+    have left one behind) and dropped when the session ends (:func:`pg_server`)."""
+    from urllib.parse import urlsplit, urlunsplit
+
+    import psycopg
+    from psycopg import sql
+
+    parts = urlsplit(base)
+    name = f"{parts.path.strip('/') or 'palimpsest_test'}_{worker}"
+    with psycopg.connect(base, autocommit=True, connect_timeout=5) as con:
+        con.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+        con.execute(sql.SQL("CREATE DATABASE {}").format(sql.Identifier(name)))
+    return urlunsplit(parts._replace(path=f"/{name}"))
+
+
+def _drop_worker_database(base: str, url: str) -> None:
+    from urllib.parse import urlsplit
+
+    import psycopg
+    from psycopg import sql
+
+    name = urlsplit(url).path.strip("/")
+    with psycopg.connect(base, autocommit=True, connect_timeout=5) as con:
+        con.execute(sql.SQL("DROP DATABASE IF EXISTS {} WITH (FORCE)").format(sql.Identifier(name)))
+
+
 @pytest.fixture(scope="session")
-def pg_server() -> str:
+def pg_server() -> Iterator[str]:
     """The base URL of a reachable PostgreSQL server with ``pg_trgm`` in ``public``.
 
     Skips (with the reason) when there is none; fails instead under
     ``PALIMPSEST_REQUIRE_PG=1``. Run ``.ci/with-postgres python -m pytest ...`` to get one.
+    Under pytest-xdist each worker gets a database of its own on that server.
     """
     import os
 
-    url = os.environ.get(PG_URL_ENV, "").strip()
-    if not url:
+    base = os.environ.get(PG_URL_ENV, "").strip()
+    if not base:
         _pg_unavailable(f"{PG_URL_ENV} is not set (see .ci/with-postgres)")
     try:
         import psycopg
     except ImportError:
         _pg_unavailable("psycopg is not installed (pip install -e '.[postgres]')")
+    worker = os.environ.get("PYTEST_XDIST_WORKER", "")
+    url = base
     try:
+        if worker:
+            url = _worker_database_url(base, worker)
         with psycopg.connect(url, autocommit=True, connect_timeout=5) as con:
             con.execute("CREATE EXTENSION IF NOT EXISTS pg_trgm WITH SCHEMA public")
     except psycopg.Error as exc:
         _pg_unavailable(f"cannot connect to {PG_URL_ENV}: {str(exc).strip().splitlines()[0]}")
-    return url
+    yield url
+    if url != base:
+        _drop_worker_database(base, url)
 
 
 def pg_schema_url(base: str, schema: str) -> str:

@@ -93,8 +93,11 @@ def test_the_threshold_crossing_swaps_in_the_prepared_compaction(tmp_path: Path)
     assert swapped, "the conversation never reached the threshold"
     event = swapped[0]
     assert event.path == "preflight"  # answers without tool calls: the next turn's check
-    # No summary and no model call stood between the crossing and the next request.
-    assert event.seconds < 0.05, event.seconds
+    # No summary stood between the crossing and the next request: one written there takes
+    # SUMMARY_SECONDS (it sleeps), a prepared swap a few ms. The bound sits well between
+    # the two, not at 50 ms, which a busy 2-core machine running two test workers crossed
+    # (75 ms seen).
+    assert event.seconds < SUMMARY_SECONDS / 4, event.seconds
     assert all(name.startswith("palimpsest-speculative") for name in summarizer.threads), (
         summarizer.threads
     )

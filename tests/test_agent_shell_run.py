@@ -42,13 +42,29 @@ def test_a_background_child_holding_the_pipe_is_killed(tmp_path: Path) -> None:
     assert out.endswith("exit code: 0")
 
 
+def _set_once_exists(event: threading.Event, path: Path, limit: float = 30.0) -> None:
+    """Set ``event`` as soon as ``path`` exists (or after ``limit`` seconds), in a thread."""
+
+    def watch() -> None:
+        deadline = time.monotonic() + limit
+        while not path.exists() and time.monotonic() < deadline:
+            time.sleep(0.01)
+        event.set()
+
+    threading.Thread(target=watch, daemon=True).start()
+
+
 def test_cancel_kills_the_command_and_its_children(tmp_path: Path) -> None:
     cancel = threading.Event()
     marker = tmp_path / "late"
-    threading.Timer(0.5, cancel.set).start()
+    ready = tmp_path / "ready"
+    # Cancelled once the command has printed and forked its child, not after a fixed
+    # delay: on a loaded machine (or beside another test worker) the shell may not have
+    # started at all within half a second.
+    _set_once_exists(cancel, ready)
     started = time.perf_counter()
     out = run_command(
-        f"echo started; (sleep 2; touch '{marker}') & sleep 30",
+        f"echo started; (sleep 2; touch '{marker}') & touch '{ready}'; sleep 30",
         tmp_path,
         timeout=60,
         output_cap=1000,

@@ -339,7 +339,11 @@ def test_import_shows_progress_on_a_terminal_and_nothing_in_a_pipe(
         / "pydicom-1458__gpt4_default.traj"
     )
     env = dict(os.environ, PYTHONPATH=str(SRC), TERM="xterm", PYTHONUNBUFFERED="1")
-    env.pop("NO_COLOR", None)
+    # The terminal's own 200 columns decide the bar's width, not a COLUMNS or LINES this
+    # process was left with (under pytest-xdist an earlier module's may linger): at 80
+    # columns the long path leaves no room for the size column.
+    for name in ("NO_COLOR", "COLUMNS", "LINES"):
+        env.pop(name, None)
     child = pexpect.spawn(
         sys.executable,
         ["-m", "palimpsest.cli", "sessions", "import", str(big)],

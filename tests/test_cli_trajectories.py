@@ -64,8 +64,14 @@ def dataset(path: Path, copies: int) -> Path:
 
 
 def test_compress_writes_the_tj02_output_metrics_and_a_summary(
-    tmp_path: Path, isolated_home: Path
+    tmp_path: Path, isolated_home: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
+    # The summary table on a screen wide enough for its absolute paths, however long the
+    # temp dir makes them (a pytest-xdist worker adds popen-gwN/): at 80 columns a row
+    # wraps. The CLI's stderr console read COLUMNS once, when the first test imported it.
+    from palimpsest.cli.common import err_console
+
+    monkeypatch.setattr(err_console, "_width", 300)
     source = dataset(tmp_path / "data.jsonl", 6)
     (tmp_path / "cfg.yaml").write_text(CONFIG)
     done = cli_here(

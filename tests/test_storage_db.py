@@ -158,7 +158,9 @@ def test_cli_reads_promptly_and_a_blocked_write_prints_one_line(tmp_path: Path) 
     transcript.write_text('[{"role": "user", "content": "hello"}]')
     free = cli(home, "list")
     assert free[0] == 0, free[2]
-    with lock_held_by_another_process(home / "state.db"):
+    # Held until the block ends (it kills the holder): four CLI starts on a loaded machine
+    # (or beside a second test worker) took past the default 30 s, and the write went in.
+    with lock_held_by_another_process(home / "state.db", seconds=300):
         for args in (("list",), ("show", "s1"), ("search", "deploy")):
             code, _, err, took = cli(home, *args)
             assert code == 0, err
