@@ -22,7 +22,7 @@ from palimpsest.errors import (
 from palimpsest.messages import load_transcript, transcript_problems
 from palimpsest.storage import migrations, schema
 from palimpsest.storage.db import RetryPolicy
-from palimpsest.storage.sessions import SessionStore, default_db_path, new_session_id
+from palimpsest.storage.sessions import SessionStore, default_db_path
 from palimpsest.usage import CanonicalUsage
 
 TRANSCRIPTS = sorted(
@@ -385,13 +385,6 @@ def test_search_messages_runs_on_the_read_connection(store: SessionStore) -> Non
 
 
 # -- sessions and messages ---------------------------------------------------------------
-
-
-def test_session_ids_have_the_documented_shape() -> None:
-    sid = new_session_id()
-    date, clock, hexpart = sid.split("_")
-    assert len(date) == 8 and len(clock) == 6 and len(hexpart) == 6
-    int(hexpart, 16)
 
 
 def test_create_is_insert_or_ignore_and_end_reason_first_wins(store: SessionStore) -> None:

@@ -17,11 +17,9 @@ a background thread (:mod:`.upkeep`).
 from __future__ import annotations
 
 import json
-import secrets
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -43,6 +41,7 @@ from .embedding import EmbeddingModel, EmbedFunction, as_model
 from .fts_layout import FtsLayout, install_fts
 from .migrations import schema_version
 from .schema import open_schema
+from .session_ids import new_session_id
 from .store_common import SearchFilters, StoreCommon
 from .titles import sanitize_title
 from .upkeep import BackgroundUpkeep, UpkeepPolicy
@@ -62,11 +61,6 @@ DB_FILENAME = "state.db"
 def default_db_path() -> Path:
     """``<home>/state.db``, where ``<home>`` is ``$PALIMPSEST_HOME`` or ``~/.palimpsest``."""
     return home_dir() / DB_FILENAME
-
-
-def new_session_id() -> str:
-    """SS-26: ``YYYYMMDD_HHMMSS_<6 lowercase hex>`` from local time."""
-    return f"{datetime.now():%Y%m%d_%H%M%S}_{secrets.token_hex(3)}"
 
 
 class SessionStore(StoreCommon):

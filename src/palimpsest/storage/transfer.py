@@ -35,7 +35,7 @@ from .archive import original_messages
 from .contract import Store as SessionStore
 from .import_check import checked_for_import
 from .session_admin import import_key
-from .sessions import new_session_id
+from .session_ids import new_session_id
 from .titles import MAX_TITLE_LENGTH, next_title_in_lineage, sanitize_title
 
 __all__ = [
