@@ -11,8 +11,7 @@ the ordinary imports below.
 
 from __future__ import annotations
 
-import importlib
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
 from .errors import (
     AmbiguousSessionIdError,
@@ -44,6 +43,7 @@ from .errors import (
     TranscriptError,
     UserError,
 )
+from .lazy_exports import lazy_exports
 
 if TYPE_CHECKING:
     from .calibration import EstimateCalibrator
@@ -197,14 +197,4 @@ __all__ = [
 ]
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'palimpsest' has no attribute {name!r}")
-    value = getattr(importlib.import_module(module, __name__), name)
-    globals()[name] = value  # later lookups skip this function
-    return value
-
-
-def __dir__() -> list[str]:
-    return sorted({*globals(), *__all__})
+__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__, globals())
