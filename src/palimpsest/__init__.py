@@ -43,7 +43,7 @@ from .errors import (
     TranscriptError,
     UserError,
 )
-from .lazy_exports import lazy_exports
+from .lazy_exports import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
     from .calibration import EstimateCalibrator
@@ -197,4 +197,4 @@ __all__ = [
 ]
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__, globals())
+__getattr__, __dir__ = _lazy_exports(__name__, _LAZY, __all__, globals())

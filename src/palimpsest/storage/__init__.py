@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from ..lazy_exports import lazy_exports
+from ..lazy_exports import lazy_exports as _lazy_exports
 
 if TYPE_CHECKING:
     from .contract import Store, VectorSearch
@@ -38,4 +38,4 @@ __all__ = [
 ]
 
 
-__getattr__, __dir__ = lazy_exports(__name__, _LAZY, __all__, globals())
+__getattr__, __dir__ = _lazy_exports(__name__, _LAZY, __all__, globals())
