@@ -9,8 +9,9 @@ randomness of the body before anything is replaced:
 
 - a body of upper- and lowercase letters and digits must *look* random: high Shannon
   entropy, and either many of the adjacent pairs random text has and names do not (two
-  capitals, a digit beside a lowercase letter) or lowercase runs too short to be words. ``CartPoleWithProtobufObservationSpace_47dd2`` and
-  ``BetaCodeExecutionTool20250825Param`` are names; ``gsk_8fQ2xLr0…`` is not;
+  capitals, a digit beside a lowercase letter) or lowercase runs too short to be words.
+  ``CartPoleWithProtobufObservationSpace_47dd2`` and ``BetaCodeExecutionTool20250825Param``
+  are names; ``gsk_8fQ2xLr0…`` is not;
 - a body in one case (hexadecimal, or lowercase letters and digits) counts at 32
   characters or more; hexadecimal only after a prefix that does not name a digest
   (``sha256-``, ``commit_``, ``build-`` precede digests, not secrets), the others only when
@@ -20,7 +21,7 @@ randomness of the body before anything is replaced:
 
 Measured on 180 MB of text nobody wrote for this rule (the Python standard library, the
 installed packages' sources and docs, the agent transcripts in the test data), the rule
-flags three strings: two generated experiment names and one public OAuth client id.
+flags one string, a public OAuth client id.
 """
 
 from __future__ import annotations
