@@ -28,10 +28,9 @@ from __future__ import annotations
 
 import math
 import re
-from collections import Counter
 from itertools import pairwise
 
-from .redact_values import REDACTED
+from .redact_values import REDACTED, entropy
 
 __all__ = ["GENERIC_ANCHORS", "GENERIC_TOKEN", "generic_replacement", "looks_like_token"]
 
@@ -72,12 +71,6 @@ fingerprints, ids."""
 
 _MIN_MIXED = 24
 _MIN_HEX = 32
-
-
-def _entropy(text: str) -> float:
-    """Shannon entropy in bits per character."""
-    n = len(text)
-    return -sum(c / n * math.log2(c / n) for c in Counter(text).values())
 
 
 def _random_pairs(core: str) -> int:
@@ -132,16 +125,16 @@ def looks_like_token(prefix: str, body: str, *, in_path: bool = False) -> bool:
         return (
             len(core) >= _MIN_MIXED
             and longest >= 20
-            and _entropy(core) >= min(4.0, 0.85 * math.log2(len(core)))
+            and entropy(core) >= min(4.0, 0.85 * math.log2(len(core)))
             and (_random_pairs(core) >= len(core) / 8 or _short_lower_runs(core))
         )
     if dotted or in_path or longest < _MIN_HEX:
         return False
     if _is_hex(core):
-        return head not in _DIGEST_PREFIXES and _entropy(core) >= 3.3
+        return head not in _DIGEST_PREFIXES and entropy(core) >= 3.3
     # One case of letters with digits (``napi_k3x9…``): random when digits and letters
     # alternate as often as chance makes them, which words with a number never do.
-    return _entropy(core) >= 4.2 and _random_pairs(core) >= len(core) / 5
+    return entropy(core) >= 4.2 and _random_pairs(core) >= len(core) / 5
 
 
 def generic_replacement(match: re.Match[str]) -> str:

@@ -43,6 +43,7 @@ __all__ = [
     "WEAK_ASSIGNMENT",
     "announces_placeholder",
     "assignment_replacement",
+    "entropy",
     "looks_secret",
     "looks_secret_in_prose",
     "prose_replacement",
@@ -176,7 +177,7 @@ _PLACEHOLDERS = (
 _TRAILING_PUNCTUATION = ".,;:?!)]"
 
 
-def _entropy(value: str) -> float:
+def entropy(value: str) -> float:
     """Shannon entropy in bits per character."""
     counts = Counter(value)
     total = len(value)
@@ -206,7 +207,7 @@ def looks_secret(value: str) -> bool:
         return False
     # Random text of n distinct-ish characters nears log2(n) bits; words and repeats fall
     # well below. The cap of 3 bits keeps long hex keys (at most 4 bits) in.
-    return _entropy(value) >= min(3.0, 0.8 * math.log2(len(value)))
+    return entropy(value) >= min(3.0, 0.8 * math.log2(len(value)))
 
 
 def looks_secret_in_prose(value: str) -> bool:
