@@ -10,7 +10,7 @@ import pytest
 
 from compaction_helpers import asst, call, sys_, tool, user
 from palimpsest.compaction.compressor import ContextCompressor
-from palimpsest.compaction.repair import check_messages, lean_repair, normalize_messages
+from palimpsest.compaction.repair import check_messages, normalize_messages
 from palimpsest.errors import TranscriptError
 from palimpsest.messages import validate_transcript
 from palimpsest.tokens import ExactCounter
@@ -175,21 +175,6 @@ def test_a_function_result_without_its_call_is_removed() -> None:
 def test_empty_tool_calls_list_is_removed() -> None:
     out, _ = normalize_messages([user("a"), asst("b") | {"tool_calls": []}])
     assert "tool_calls" not in out[1]
-
-
-def test_lean_repair_removes_instead_of_adding() -> None:
-    msgs = [
-        user("go"),
-        asst("trying", [{"type": "function", "function": {"name": "ls"}}, call("ok")]),
-        tool("ok", "fine"),
-        tool("ghost", "stray"),
-        {"role": "function", "name": "x", "content": "legacy"},
-        asst("done"),
-    ]
-    out = lean_repair(msgs)
-    validate_transcript(out, strict=True)
-    assert [c["id"] for c in out[1]["tool_calls"]] == ["ok"]
-    assert EXACT.count_messages(out) <= EXACT.count_messages(msgs)
 
 
 def test_no_op_repairs_that_would_grow_fall_back_to_removal() -> None:

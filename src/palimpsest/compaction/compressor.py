@@ -40,10 +40,10 @@ from .placement import place_summary
 from .repair import (
     RepairReport,
     check_messages,
-    lean_repair,
     normalize_messages,
     unmeasurable,
 )
+from .repair_lean import lean_repair
 from .stats import CompressionStats
 from .summary_writer import SummaryWriter, extractive_summarizer, needs_check
 from .tail_cap import cap_tail_assistants
