@@ -48,6 +48,7 @@ from .markers import (
     is_compaction_summary_message,
     is_real_user_message,
 )
+from .summary_lines import AIM_RANK, TOP_RANK, drop_summary_lines
 
 __all__ = [
     "CLIP_MARKER",
@@ -91,6 +92,8 @@ class FitResult:
     reason: str | None = None
     dropped_messages: int = 0
     clipped_messages: int = 0
+    summary_shrunk: bool = False
+    """The summary itself was made shorter (lines dropped or its middle clipped)."""
 
 
 def _positive_int(value: object) -> int | None:
@@ -128,8 +131,11 @@ def fit_to_window(messages: Sequence[dict[str, Any]], target: int, count: Counte
     clipped = 0
     if tokens > target:
         out, clipped, tokens = _clip(out, _anchor(out), target, count, tokens)
+    shrunk = 0
+    if tokens > target:
+        out, tokens, shrunk = _shrink_summary(out, target, count, tokens)
     if tokens <= target:
-        return FitResult(out, tokens, target, True, None, dropped, clipped)
+        return FitResult(out, tokens, target, True, None, dropped, clipped + shrunk, bool(shrunk))
     return FitResult(
         out, tokens, target, False, _why_not(out, target, count, tokens), dropped, clipped
     )
@@ -293,15 +299,18 @@ def _clip_part(text: str, shrink_to: float, protect_summary: bool) -> str:
         if len(text) <= goal:
             return text
         shrink_to = goal / len(text)
-    cut = text.find(END_MARKER) if protect_summary else -1
+    if not protect_summary:
+        return _clip_text(text, int(len(text) * shrink_to))
+    # The summary's own text is never cut here (that is shrink_summary's, by whole lines);
+    # only a tail message merged after its end marker is.
+    cut = text.find(END_MARKER)
     if cut >= 0:
         cut += len(END_MARKER)
         rest = text[cut:]
         if rest.strip() and not is_clipped(rest):
-            # the whole shrink is taken from the part after the summary
             excess = len(text) - int(len(text) * shrink_to)
             return text[:cut] + _clip_text(rest, max(len(rest) - excess, 0))
-    return _clip_text(text, int(len(text) * shrink_to))
+    return text
 
 
 def is_clipped(text: str) -> bool:
@@ -341,6 +350,71 @@ def _clip(
             clipped.add(i)
             tokens = count(out)
     return out, len(clipped), tokens
+
+
+def _shrink_summary(
+    messages: Messages, target: int, count: Counter, tokens: int
+) -> tuple[Messages, int, int]:
+    """The summary made shorter: first by its least needed lines (:mod:`.summary_lines`),
+    then, only when that makes the list fit, by the lines that carry its facts (the
+    identifiers, the request, then the changed files and the last failure), its headings,
+    and as a last resort by clipping its middle. A shrink of the facts that would still
+    leave the list over the target is not made: it would lose them for nothing."""
+    at = next((i for i, m in enumerate(messages) if m.get(SUMMARY_FLAG)), None)
+    if at is None:
+        return messages, tokens, 0
+    shrunk = 0
+    stages = [(rank, False) for rank in range(AIM_RANK - 1, TOP_RANK + 1)] + [(TOP_RANK, True)]
+    for max_rank, middle in stages:
+        out, now = list(messages), tokens
+        for _ in range(_MAX_PASSES):
+            size = count([out[at]]) - count([])
+            if size <= 0:
+                break
+            # whole lines leave no marker behind: no room need be kept for one
+            shrink_to = max(0.0, (size - (now - target)) / size) * (0.95 if middle else 1.0)
+            new = _shrink_summary_message(out[at], shrink_to, max_rank, middle)
+            if new == out[at]:
+                break
+            out[at] = new
+            now = count(out)
+            if now <= target:
+                return out, now, 1
+        if max_rank < AIM_RANK and now < tokens:
+            messages, tokens, shrunk = out, now, 1  # what says least goes even without a fit
+    return messages, tokens, shrunk
+
+
+def _shrink_summary_text(text: str, shrink_to: float, max_rank: int, middle: bool) -> str:
+    """One text of a summary message with its summary part (up to the end marker) shorter
+    by the characters ``shrink_to`` asks of the whole text."""
+    cut = text.find(END_MARKER)
+    if cut < 0 and not text.startswith((SUMMARY_PREFIX, SHORT_SUMMARY_PREFIX)):
+        return text  # a part of the message that is not the summary
+    cut = len(text) if cut < 0 else cut + len(END_MARKER)
+    summary, rest = text[:cut], text[cut:]
+    goal = max(0, len(summary) - (len(text) - int(len(text) * shrink_to)))
+    if not middle:
+        return drop_summary_lines(summary, goal, max_rank) + rest
+    body = summary.removesuffix(END_MARKER)
+    ends = len(body) < len(summary)
+    clipped = _clip_text(body, max(goal - len(END_MARKER), 0))
+    return clipped + (END_MARKER if ends else "") + rest
+
+
+def _shrink_summary_message(
+    message: dict[str, Any], shrink_to: float, max_rank: int, middle: bool
+) -> dict[str, Any]:
+    def change(text: str) -> str:
+        return _shrink_summary_text(text, shrink_to, max_rank, middle)
+
+    content = message.get("content")
+    if isinstance(content, str):
+        return {**message, "content": change(content)}
+    if not isinstance(content, list):
+        return message
+    parts = [{**p, "text": change(p["text"])} if _is_text_part(p) else p for p in content]
+    return {**message, "content": parts}
 
 
 def _why_not(messages: Messages, target: int, count: Counter, tokens: int) -> str:
