@@ -357,15 +357,16 @@ def _shrink_summary(
 ) -> tuple[Messages, int, int]:
     """The summary made shorter: first by its least needed lines (:mod:`.summary_lines`),
     then, only when that makes the list fit, by the lines that carry its facts (the
-    identifiers, the request, then the changed files and the last failure), its headings,
-    and as a last resort by clipping its middle. A shrink of the facts that would still
+    identifiers, the request), its headings, the changed files and the last failure, and
+    as a last resort by clipping its middle. A shrink of the facts that would still
     leave the list over the target is not made: it would lose them for nothing."""
     at = next((i for i, m in enumerate(messages) if m.get(SUMMARY_FLAG)), None)
     if at is None:
         return messages, tokens, 0
     shrunk = 0
-    stages = [(rank, False) for rank in range(AIM_RANK - 1, TOP_RANK + 1)] + [(TOP_RANK, True)]
-    for max_rank, middle in stages:
+    stages = [(rank, False, False) for rank in range(AIM_RANK - 1, TOP_RANK)]
+    stages += [(TOP_RANK, True, False), (TOP_RANK, True, True)]
+    for max_rank, headings, middle in stages:
         out, now = list(messages), tokens
         for _ in range(_MAX_PASSES):
             size = count([out[at]]) - count([])
@@ -373,7 +374,7 @@ def _shrink_summary(
                 break
             # whole lines leave no marker behind: no room need be kept for one
             shrink_to = max(0.0, (size - (now - target)) / size) * (0.95 if middle else 1.0)
-            new = _shrink_summary_message(out[at], shrink_to, max_rank, middle)
+            new = _shrink_summary_message(out[at], shrink_to, (max_rank, headings, middle))
             if new == out[at]:
                 break
             out[at] = new
@@ -385,7 +386,7 @@ def _shrink_summary(
     return messages, tokens, shrunk
 
 
-def _shrink_summary_text(text: str, shrink_to: float, max_rank: int, middle: bool) -> str:
+def _shrink_summary_text(text: str, shrink_to: float, stage: tuple[int, bool, bool]) -> str:
     """One text of a summary message with its summary part (up to the end marker) shorter
     by the characters ``shrink_to`` asks of the whole text."""
     cut = text.find(END_MARKER)
@@ -394,8 +395,9 @@ def _shrink_summary_text(text: str, shrink_to: float, max_rank: int, middle: boo
     cut = len(text) if cut < 0 else cut + len(END_MARKER)
     summary, rest = text[:cut], text[cut:]
     goal = max(0, len(summary) - (len(text) - int(len(text) * shrink_to)))
+    max_rank, headings, middle = stage
     if not middle:
-        return drop_summary_lines(summary, goal, max_rank) + rest
+        return drop_summary_lines(summary, goal, max_rank, headings) + rest
     body = summary.removesuffix(END_MARKER)
     ends = len(body) < len(summary)
     clipped = _clip_text(body, max(goal - len(END_MARKER), 0))
@@ -403,10 +405,10 @@ def _shrink_summary_text(text: str, shrink_to: float, max_rank: int, middle: boo
 
 
 def _shrink_summary_message(
-    message: dict[str, Any], shrink_to: float, max_rank: int, middle: bool
+    message: dict[str, Any], shrink_to: float, stage: tuple[int, bool, bool]
 ) -> dict[str, Any]:
     def change(text: str) -> str:
-        return _shrink_summary_text(text, shrink_to, max_rank, middle)
+        return _shrink_summary_text(text, shrink_to, stage)
 
     content = message.get("content")
     if isinstance(content, str):

@@ -137,10 +137,13 @@ def _rank_repeats(lines: list[str], ranks: list[int | None]) -> None:
                 break
 
 
-def drop_summary_lines(text: str, goal_chars: int, max_rank: int = AIM_RANK - 1) -> str:
+def drop_summary_lines(
+    text: str, goal_chars: int, max_rank: int = AIM_RANK - 1, headings: bool = False
+) -> str:
     """``text`` (a summary, prefix to end marker) without its least needed lines, dropped
     one at a time until it is at most ``goal_chars`` long or no line of rank ``max_rank``
-    or lower is left. A line long enough that :data:`MIN_LINE_KEPT` of its characters can
+    or lower is left; with ``headings``, every heading goes before the lines of
+    ``max_rank``. A line long enough that :data:`MIN_LINE_KEPT` of its characters can
     stay is shortened instead (its start kept), and that is the last change. ``text``
     itself when nothing can be dropped."""
     if len(text) <= goal_chars:
@@ -151,10 +154,14 @@ def drop_summary_lines(text: str, goal_chars: int, max_rank: int = AIM_RANK - 1)
         (i for i, r in enumerate(ranks) if r is not None and r <= max_rank),
         key=lambda i: (ranks[i], i),
     )
+    if headings:  # the headings go before the lines of max_rank (the facts keep their text)
+        heads = [i for i, line in enumerate(lines) if _HEADING.match(line.strip())]
+        order = [i for i in order if ranks[i] != max_rank] + heads
+        order += _ranks_at(ranks, max_rank)
     dropped: set[int] = set()
     out = text
     for i in order:
-        short = _shortened(lines[i], len(out) - goal_chars)
+        short = None if ranks[i] is None else _shortened(lines[i], len(out) - goal_chars)
         if short is not None:
             # one long line would overshoot by more than it is worth: its start stays, cut
             # where the goal is met (a model's long paragraph, a long list of names)
@@ -164,6 +171,10 @@ def drop_summary_lines(text: str, goal_chars: int, max_rank: int = AIM_RANK - 1)
         if len(out) <= goal_chars:
             break
     return out
+
+
+def _ranks_at(ranks: list[int | None], rank: int) -> list[int]:
+    return [i for i, r in enumerate(ranks) if r == rank]
 
 
 def _shortened(line: str, need: int) -> str | None:
