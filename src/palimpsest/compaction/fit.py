@@ -356,16 +356,17 @@ def _shrink_summary(
     messages: Messages, target: int, count: Counter, tokens: int
 ) -> tuple[Messages, int, int]:
     """The summary made shorter: first by its least needed lines (:mod:`.summary_lines`),
-    then, only when that makes the list fit, by the lines that carry its facts (the
-    identifiers, the request), its headings, the changed files and the last failure, and
-    as a last resort by clipping its middle. A shrink of the facts that would still
+    then, only when that makes the list fit, by its headings and the lines that carry its
+    facts (the identifiers, the request, the changed files and the last failure), and as a
+    last resort by clipping its middle. A shrink of the facts that would still
     leave the list over the target is not made: it would lose them for nothing."""
     at = next((i for i, m in enumerate(messages) if m.get(SUMMARY_FLAG)), None)
     if at is None:
         return messages, tokens, 0
     shrunk = 0
-    stages = [(rank, False, False) for rank in range(AIM_RANK - 1, TOP_RANK)]
-    stages += [(TOP_RANK, True, False), (TOP_RANK, True, True)]
+    stages = [(AIM_RANK - 1, False, False)]
+    stages += [(rank, True, False) for rank in range(AIM_RANK, TOP_RANK + 1)]
+    stages.append((TOP_RANK, True, True))
     for max_rank, headings, middle in stages:
         out, now = list(messages), tokens
         for _ in range(_MAX_PASSES):

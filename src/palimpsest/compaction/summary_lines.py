@@ -142,8 +142,8 @@ def drop_summary_lines(
 ) -> str:
     """``text`` (a summary, prefix to end marker) without its least needed lines, dropped
     one at a time until it is at most ``goal_chars`` long or no line of rank ``max_rank``
-    or lower is left; with ``headings``, every heading goes before the lines of
-    ``max_rank``. A line long enough that :data:`MIN_LINE_KEPT` of its characters can
+    or lower is left; with ``headings``, the headings go after every line below
+    :data:`AIM_RANK` and before the facts' lines. A line long enough that :data:`MIN_LINE_KEPT` of its characters can
     stay is shortened instead (its start kept), and that is the last change. ``text``
     itself when nothing can be dropped."""
     if len(text) <= goal_chars:
@@ -154,10 +154,10 @@ def drop_summary_lines(
         (i for i, r in enumerate(ranks) if r is not None and r <= max_rank),
         key=lambda i: (ranks[i], i),
     )
-    if headings:  # the headings go before the lines of max_rank (the facts keep their text)
+    if headings:  # the headings go after every other line and before the facts' lines
         heads = [i for i, line in enumerate(lines) if _HEADING.match(line.strip())]
-        order = [i for i in order if ranks[i] != max_rank] + heads
-        order += _ranks_at(ranks, max_rank)
+        below = [i for i in order if (ranks[i] or 0) < AIM_RANK]
+        order = below + heads + [i for i in order if (ranks[i] or 0) >= AIM_RANK]
     dropped: set[int] = set()
     out = text
     for i in order:
@@ -171,10 +171,6 @@ def drop_summary_lines(
         if len(out) <= goal_chars:
             break
     return out
-
-
-def _ranks_at(ranks: list[int | None], rank: int) -> list[int]:
-    return [i for i, r in enumerate(ranks) if r == rank]
 
 
 def _shortened(line: str, need: int) -> str | None:
