@@ -15,7 +15,8 @@ rank):
    the test count, other critical context;
 3. from :data:`AIM_RANK` up, the facts, in this order: the identifiers the run worked
    with (3); the user's newest request (Active Task, Latest request, pending asks; 4); the
-   files changed and the last failing command with its error (:data:`TOP_RANK`, 5).
+   files changed, the last failing command with its error, and the last command when its
+   output is in the kept tail (:data:`TOP_RANK`, 5).
 
 A heading goes when the last line under it goes. The first line (the summary prefix) and
 the end marker are never dropped. It works on any summary in the handoff or classic
@@ -53,7 +54,7 @@ _SAYS_NOTHING = re.compile(
 _WRITTEN = r"(?:modified|created|deleted|written|edited|changed)"
 _NAMES_LINE = re.compile(r"^(?:identifiers worked with|key names)\s*:", re.IGNORECASE)
 _ASK_LINE = re.compile(r"^(?:user asked|latest request)\s*:", re.IGNORECASE)
-_TOP_LINE = re.compile(rf"^(?:last failure|{_WRITTEN})\s*:", re.IGNORECASE)
+_TOP_LINE = re.compile(rf"^(?:last failure|last command|{_WRITTEN})\s*:", re.IGNORECASE)
 _WRITTEN_FILE = re.compile(rf"\s—\s{_WRITTEN}\b", re.IGNORECASE)
 _AIM_SECTIONS = ("active task", "pending user asks", "next steps")
 _KEPT_SECTIONS = ("goal", "blocked", "critical context", "active state")
