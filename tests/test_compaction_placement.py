@@ -76,7 +76,9 @@ def test_without_a_rewrite_the_shrunk_summary_stays_shrunk() -> None:
     placed = place(long_summary(3_000), target=1_200)
     assert placed.body == long_summary(3_000)
     assert placed.fitted.fits and placed.fitted.summary_shrunk
-    summary = next(content_text(m["content"]) for m in placed.fitted.messages if m.get(SUMMARY_FLAG))
+    summary = next(
+        content_text(m["content"]) for m in placed.fitted.messages if m.get(SUMMARY_FLAG)
+    )
     assert "## Active Task\nport it" in summary and "fact fact" in summary
     assert placed.fitted.tokens > 1_000  # not the whole line dropped for a few tokens
 

@@ -21,11 +21,18 @@ When the result is too big, in this order:
    model answers next) are never dropped.
 2. **Clip oversized messages.** The largest remaining text contents are clipped, keeping
    their beginning and end around a visible :data:`CLIP_MARKER`: tail messages first, then
-   head messages, the summary last (it is the only record of the middle; its end marker
-   survives because clipping keeps a message's end). System and developer messages (the
-   system prompt) are never clipped: they are the host's contract with the model. No
-   message is clipped below :data:`MIN_CLIPPED_CHARS` characters.
-3. **Say why not.** If the list is still too big, the result says so (``fits=False``) with
+   head messages (of a summary merged into a tail message, only the text after its end
+   marker). System and developer messages (the system prompt) are never clipped: they are
+   the host's contract with the model. No message is clipped below
+   :data:`MIN_CLIPPED_CHARS` characters.
+3. **Shrink the summary last, by whole lines** (:mod:`.summary_lines`): its long note gives
+   way to :data:`SHORT_SUMMARY_PREFIX`, then the lines a resumed agent needs least go
+   (placeholders, repeats, older progress) whether or not that is enough. The lines that
+   carry its facts (identifiers, the request, the changed files, the last failure) and its
+   headings go only when that makes the list fit, and its middle is clipped only as a last
+   resort that fits: cutting the summary's middle used to remove exactly those facts while
+   leaving the list over the target anyway.
+4. **Say why not.** If the list is still too big, the result says so (``fits=False``) with
    a reason naming what is left (the system prompt, the summary, the head).
 
 Every step keeps the list a valid provider sequence. Pure: the input list and its

@@ -399,10 +399,19 @@ def _more_names(d: _Draft, level: _Level, template: str, body: str, budget: int)
     while cap < len(d.names) and room > len(d.names[cap]) + 4:
         room -= len(d.names[cap]) + 4
         cap += 1
-    if cap == level.names:
-        return body
-    longer = redact(_render(d, replace(level, names=cap), template))
-    return longer if estimate_tokens_rough(longer) <= budget else body
+    longer = body
+    if cap > level.names:
+        longer = redact(_render(d, replace(level, names=cap), template))
+        longer = longer if estimate_tokens_rough(longer) <= budget else body
+    at = _LEVELS.index(level)
+    if cap < len(d.names) and not _LEVELS[at + 1].terse:
+        # names the run uses later are still left out: the next level's shorter detail
+        # with every name, when that fits (a name costs a few tokens, an outcome line 100)
+        every = replace(_LEVELS[at + 1], names=len(d.names))
+        fuller = redact(_render(d, every, template))
+        if estimate_tokens_rough(fuller) <= budget:
+            return fuller
+    return longer
 
 
 def _names(d: _Draft, level: _Level) -> list[str]:
