@@ -235,3 +235,67 @@ def test_the_newest_user_message_stays_when_it_reads_as_an_observation() -> None
     assert result.dropped_messages == 2  # the older observation and the reply to it
     assert result.messages[-1]["tool_call_id"] == "c"  # what the model answers next
     assert result.fits and result.clipped_messages >= 1
+
+
+class TestSummaryByLines:
+    """The reader fixtures of the continuity eval (465–937-token windows): clipping the
+    summary's middle removed its changed file and last failure, and the list still did not
+    fit. The summary now loses whole lines, its facts last and only when that fits."""
+
+    BODY = "\n".join(
+        [
+            "## Completed Actions",
+            "1. READ src/app.py — 120 lines [tool: shell]",
+            "2. RUN `pytest -q` — exit 1; 3 passed, 1 failed [tool: shell]",
+            "3. EDIT src/app.py — ok [tool: apply_patch]",
+            "",
+            "## Active State",
+            "- Last failure: RUN `pytest -q` — FAILED tests/test_app.py::test_total; not fixed",
+            "",
+            "## Key Decisions",
+            "None.",
+            "",
+            "## Relevant Files",
+            "- changed: src/app.py",
+            "",
+            "## Critical Context",
+            "- Identifiers worked with: `cart_total`, `coupon`",
+            "",
+            END_MARKER,
+        ]
+    )
+
+    def messages(self, system: str = "You are terse.") -> list[dict[str, Any]]:
+        text = SHORT_SUMMARY_PREFIX + "\n" + self.BODY
+        return [sys_(system), {"role": "user", "content": text, SUMMARY_FLAG: True}, asst("ok")]
+
+    def summary_of(self, result: Any) -> str:
+        return content_text(result.messages[1]["content"])
+
+    def test_progress_lines_go_first_and_the_facts_stay(self) -> None:
+        messages = self.messages()
+        target = count(messages) - 25
+        result = fit_to_window(messages, target, count)
+        text = self.summary_of(result)
+        assert result.fits and result.summary_shrunk
+        assert "1. READ src/app.py" not in text and "None." not in text
+        assert "- changed: src/app.py" in text and "FAILED tests/test_app.py::test_total" in text
+        assert "`cart_total`" in text and MARKER_START not in text
+        assert text.endswith(END_MARKER)
+
+    def test_a_shrink_that_cannot_fit_keeps_every_fact(self) -> None:
+        messages = self.messages(system="policy " * 400)  # the system prompt alone is over
+        result = fit_to_window(messages, 300, count)
+        text = self.summary_of(result)
+        assert not result.fits
+        assert "Completed Actions" not in text  # what says least went anyway
+        for fact in ("- changed: src/app.py", "test_total", "`cart_total`", "## Relevant Files"):
+            assert fact in text
+        assert MARKER_START not in text
+
+    def test_headings_then_names_go_before_the_changed_file_and_the_failure(self) -> None:
+        messages = self.messages()
+        result = fit_to_window(messages, count(messages) - 72, count)
+        text = self.summary_of(result)
+        assert result.fits and "- changed: src/app.py" in text and "test_total" in text
+        assert "## " not in text and "`cart_total`" not in text

@@ -70,10 +70,17 @@ def test_a_rewrite_that_comes_back_longer_is_not_used() -> None:
     assert placed.body == short
 
 
-def test_without_a_rewrite_the_clipped_summary_stays_clipped() -> None:
+def test_without_a_rewrite_the_shrunk_summary_stays_shrunk() -> None:
+    """The fit step shortens the summary's long Critical Context line (its start stays)
+    and keeps the task; there is no rewrite to ask for a shorter one."""
     placed = place(long_summary(3_000), target=1_200)
     assert placed.body == long_summary(3_000)
-    assert summary_clipped(placed.fitted.messages)
+    assert placed.fitted.fits and placed.fitted.summary_shrunk
+    summary = next(
+        content_text(m["content"]) for m in placed.fitted.messages if m.get(SUMMARY_FLAG)
+    )
+    assert "## Active Task\nport it" in summary and "fact fact" in summary
+    assert placed.fitted.tokens > 1_000  # not the whole line dropped for a few tokens
 
 
 def test_clipping_after_the_end_marker_is_not_a_clipped_summary() -> None:

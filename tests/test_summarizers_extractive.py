@@ -715,3 +715,51 @@ def test_a_request_that_cutting_would_not_shorten_is_quoted_whole() -> None:
     ask = "The checkout page shows the wrong total when a coupon is applied. Find and fix it."
     for budget in (2_000, 60):
         assert f"User asked: '{ask}'" in _summarize([{"role": "user", "content": ask}, {"role": "assistant", "content": "On it."}], budget_tokens=budget)  # fmt: skip
+
+
+def test_the_command_whose_output_opens_the_tail_is_named_even_at_the_terse_level() -> None:
+    """mini-swe-agent at 90% depth: the span ends with the test run, whose failing output is
+    the first message kept after the summary. The terse summary said only "Run the tests.",
+    so the output was left without its command."""
+    turns: list[dict[str, Any]] = [
+        {"role": "user", "content": "Fix parse_date."},
+        {"role": "assistant", "content": None, "tool_calls": [_call("c1", "bash", command="ls")]},
+        {"role": "tool", "tool_call_id": "c1", "content": "dates.py\ntests"},
+        {
+            "role": "assistant",
+            "content": "Run the tests.",
+            "tool_calls": [_call("c2", "bash", command="python -m pytest tests/test_dates.py -q")],
+        },
+    ]
+    expected = "- Last command: RUN `python -m pytest tests/test_dates.py -q` (output after"
+    assert expected in _section(_summarize(turns), "## Active State")
+    assert expected in _summarize(turns, budget_tokens=60)  # the terse level keeps it
+    answered = [*turns, {"role": "tool", "tool_call_id": "c2", "content": "1 failed"}]
+    assert "Last command:" not in _summarize(answered)
+    edit = _call("c3", "write_file", path="dates.py", content="x = 1\n")
+    unanswered_edit = [*answered, {"role": "assistant", "content": None, "tool_calls": [edit]}]
+    assert "Last command:" not in _summarize(unanswered_edit)  # an edit, not a command
+
+
+def test_names_left_out_at_a_full_level_come_back_with_the_next_levels_detail() -> None:
+    """A long held-out run at 90% depth: the first level's detail filled the budget, so its
+    identifier line stopped at 80 of 105 names and a name the run used later was lost,
+    while the next level (fewer files read, shorter texts) had room for all."""
+    names = [f"handler_{i:03d}" for i in range(120)]
+    turns: list[dict[str, Any]] = [{"role": "user", "content": "Port the handlers."}]
+    for i in range(40):
+        said = ", ".join(f"`{n}`" for n in names[i * 3 : i * 3 + 3])
+        turns += [
+            {
+                "role": "assistant",
+                "content": f"Next I check {said}.",
+                "tool_calls": [_call(f"c{i}", "bash", command=f"cat part_{i}.log")],
+            },
+            {"role": "tool", "tool_call_id": f"c{i}", "content": f"line {i} " * 150},
+        ]
+    roomy = _summarize(turns, budget_tokens=50_000)
+    assert all(f"`{n}`" in roomy for n in names)
+    budget = estimate_tokens_rough(roomy) - 40  # the first level no longer has room for all
+    body = _summarize(turns, budget_tokens=budget)
+    assert estimate_tokens_rough(body) <= budget
+    assert all(f"`{n}`" in body for n in names) and "more)" not in body

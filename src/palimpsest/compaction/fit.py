@@ -21,11 +21,18 @@ When the result is too big, in this order:
    model answers next) are never dropped.
 2. **Clip oversized messages.** The largest remaining text contents are clipped, keeping
    their beginning and end around a visible :data:`CLIP_MARKER`: tail messages first, then
-   head messages, the summary last (it is the only record of the middle; its end marker
-   survives because clipping keeps a message's end). System and developer messages (the
-   system prompt) are never clipped: they are the host's contract with the model. No
-   message is clipped below :data:`MIN_CLIPPED_CHARS` characters.
-3. **Say why not.** If the list is still too big, the result says so (``fits=False``) with
+   head messages (of a summary merged into a tail message, only the text after its end
+   marker). System and developer messages (the system prompt) are never clipped: they are
+   the host's contract with the model. No message is clipped below
+   :data:`MIN_CLIPPED_CHARS` characters.
+3. **Shrink the summary last, by whole lines** (:mod:`.summary_lines`): its long note gives
+   way to :data:`SHORT_SUMMARY_PREFIX`, then the lines a resumed agent needs least go
+   (placeholders, repeats, older progress) whether or not that is enough. The lines that
+   carry its facts (identifiers, the request, the changed files, the last failure) and its
+   headings go only when that makes the list fit, and its middle is clipped only as a last
+   resort that fits: cutting the summary's middle used to remove exactly those facts while
+   leaving the list over the target anyway.
+4. **Say why not.** If the list is still too big, the result says so (``fits=False``) with
    a reason naming what is left (the system prompt, the summary, the head).
 
 Every step keeps the list a valid provider sequence. Pure: the input list and its
@@ -48,6 +55,7 @@ from .markers import (
     is_compaction_summary_message,
     is_real_user_message,
 )
+from .summary_lines import AIM_RANK, TOP_RANK, drop_summary_lines
 
 __all__ = [
     "CLIP_MARKER",
@@ -91,6 +99,8 @@ class FitResult:
     reason: str | None = None
     dropped_messages: int = 0
     clipped_messages: int = 0
+    summary_shrunk: bool = False
+    """The summary itself was made shorter (lines dropped or its middle clipped)."""
 
 
 def _positive_int(value: object) -> int | None:
@@ -128,8 +138,11 @@ def fit_to_window(messages: Sequence[dict[str, Any]], target: int, count: Counte
     clipped = 0
     if tokens > target:
         out, clipped, tokens = _clip(out, _anchor(out), target, count, tokens)
+    shrunk = 0
+    if tokens > target:
+        out, tokens, shrunk = _shrink_summary(out, target, count, tokens)
     if tokens <= target:
-        return FitResult(out, tokens, target, True, None, dropped, clipped)
+        return FitResult(out, tokens, target, True, None, dropped, clipped + shrunk, bool(shrunk))
     return FitResult(
         out, tokens, target, False, _why_not(out, target, count, tokens), dropped, clipped
     )
@@ -293,15 +306,18 @@ def _clip_part(text: str, shrink_to: float, protect_summary: bool) -> str:
         if len(text) <= goal:
             return text
         shrink_to = goal / len(text)
-    cut = text.find(END_MARKER) if protect_summary else -1
+    if not protect_summary:
+        return _clip_text(text, int(len(text) * shrink_to))
+    # The summary's own text is never cut here (that is shrink_summary's, by whole lines);
+    # only a tail message merged after its end marker is.
+    cut = text.find(END_MARKER)
     if cut >= 0:
         cut += len(END_MARKER)
         rest = text[cut:]
         if rest.strip() and not is_clipped(rest):
-            # the whole shrink is taken from the part after the summary
             excess = len(text) - int(len(text) * shrink_to)
             return text[:cut] + _clip_text(rest, max(len(rest) - excess, 0))
-    return _clip_text(text, int(len(text) * shrink_to))
+    return text
 
 
 def is_clipped(text: str) -> bool:
@@ -341,6 +357,74 @@ def _clip(
             clipped.add(i)
             tokens = count(out)
     return out, len(clipped), tokens
+
+
+def _shrink_summary(
+    messages: Messages, target: int, count: Counter, tokens: int
+) -> tuple[Messages, int, int]:
+    """The summary made shorter: first by its least needed lines (:mod:`.summary_lines`),
+    then, only when that makes the list fit, by its headings and the lines that carry its
+    facts (the identifiers, the request, the changed files and the last failure), and as a
+    last resort by clipping its middle. A shrink of the facts that would still
+    leave the list over the target is not made: it would lose them for nothing."""
+    at = next((i for i, m in enumerate(messages) if m.get(SUMMARY_FLAG)), None)
+    if at is None:
+        return messages, tokens, 0
+    shrunk = 0
+    stages = [(AIM_RANK - 1, False, False)]
+    stages += [(rank, True, False) for rank in range(AIM_RANK, TOP_RANK + 1)]
+    stages.append((TOP_RANK, True, True))
+    for max_rank, headings, middle in stages:
+        out, now = list(messages), tokens
+        for _ in range(_MAX_PASSES):
+            size = count([out[at]]) - count([])
+            if size <= 0:
+                break
+            # whole lines leave no marker behind: no room need be kept for one
+            shrink_to = max(0.0, (size - (now - target)) / size) * (0.95 if middle else 1.0)
+            new = _shrink_summary_message(out[at], shrink_to, (max_rank, headings, middle))
+            if new == out[at]:
+                break
+            out[at] = new
+            now = count(out)
+            if now <= target:
+                return out, now, 1
+        if max_rank < AIM_RANK and now < tokens:
+            messages, tokens, shrunk = out, now, 1  # what says least goes even without a fit
+    return messages, tokens, shrunk
+
+
+def _shrink_summary_text(text: str, shrink_to: float, stage: tuple[int, bool, bool]) -> str:
+    """One text of a summary message with its summary part (up to the end marker) shorter
+    by the characters ``shrink_to`` asks of the whole text."""
+    cut = text.find(END_MARKER)
+    if cut < 0 and not text.startswith((SUMMARY_PREFIX, SHORT_SUMMARY_PREFIX)):
+        return text  # a part of the message that is not the summary
+    cut = len(text) if cut < 0 else cut + len(END_MARKER)
+    summary, rest = text[:cut], text[cut:]
+    goal = max(0, len(summary) - (len(text) - int(len(text) * shrink_to)))
+    max_rank, headings, middle = stage
+    if not middle:
+        return drop_summary_lines(summary, goal, max_rank, headings) + rest
+    body = summary.removesuffix(END_MARKER)
+    ends = len(body) < len(summary)
+    clipped = _clip_text(body, max(goal - len(END_MARKER), 0))
+    return clipped + (END_MARKER if ends else "") + rest
+
+
+def _shrink_summary_message(
+    message: dict[str, Any], shrink_to: float, stage: tuple[int, bool, bool]
+) -> dict[str, Any]:
+    def change(text: str) -> str:
+        return _shrink_summary_text(text, shrink_to, stage)
+
+    content = message.get("content")
+    if isinstance(content, str):
+        return {**message, "content": change(content)}
+    if not isinstance(content, list):
+        return message
+    parts = [{**p, "text": change(p["text"])} if _is_text_part(p) else p for p in content]
+    return {**message, "content": parts}
 
 
 def _why_not(messages: Messages, target: int, count: Counter, tokens: int) -> str:

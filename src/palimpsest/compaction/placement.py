@@ -1,10 +1,11 @@
 """Phase 4 with the fit step: put the summary between head and tail, and make it all fit.
 
-:func:`~.fit.fit_to_window` clips the largest texts when the result is too big, the summary
-last. Clipping a summary cuts whole sections (and the identifiers at its end) out of its
-middle, so when the fit step had to clip the summary itself and the summary can be written
-again cheaply (a deterministic summarizer), it is rewritten to a smaller budget instead:
-every section stays, each shorter.
+:func:`~.fit.fit_to_window` clips the largest texts when the result is too big, and shrinks
+the summary last, by whole lines, and only when that makes the list fit. Dropping lines
+still loses whole sections, so when the fit step had to shrink the summary itself, or the
+list does not fit at all, and the summary can be written again cheaply (a deterministic
+summarizer), it is rewritten to a smaller budget instead: every section stays, each
+shorter.
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ class Placed:
 
 def summary_clipped(messages: Sequence[dict[str, Any]]) -> bool:
     """True when the fit step cut text out of the summary itself (not out of a tail message
-    the summary was merged into, after its end marker)."""
+    the summary was merged into, after its end marker). Lines it dropped whole leave no
+    marker: :attr:`~.fit.FitResult.summary_shrunk` says so."""
     for message in messages:
         if message.get(SUMMARY_FLAG):
             text = content_text(message.get("content"))
@@ -74,7 +76,8 @@ def place_summary(
             orphan_call_policy=orphan_call_policy,
         )
         fitted = fit_to_window(assembly.messages, target, count)
-        if rewrite is None or attempt == REWRITE_PASSES or not summary_clipped(fitted.messages):
+        done = fitted.fits and not (fitted.summary_shrunk or summary_clipped(fitted.messages))
+        if rewrite is None or attempt == REWRITE_PASSES or done:
             break
         rewritten = rewrite(max(MIN_REWRITE_BUDGET, int(count_text(body) * REWRITE_SHARE)))
         if rewritten is None or count_text(rewritten) >= count_text(body):

@@ -57,6 +57,7 @@ TRUNCATED = " ...[truncated]"
 MAX_BLOCKERS = 5
 MAX_NAMES = 400  # identifiers a summary may list when the budget has room
 NAMES_LABEL = "Identifiers worked with:"
+AWAITING = "Last command:"
 MAX_QUOTED_LINES = 40  # a request with more lines is quoted on one line, clipped
 
 
@@ -128,6 +129,7 @@ class _Draft:
     collapsed: list[str] = field(default_factory=list)
     state: list[str] = field(default_factory=list)
     tests: str | None = None
+    awaiting: str | None = None  # the command whose output opens the kept tail
     in_progress: str | None = None
     blocked: list[str] = field(default_factory=list)
     decisions: list[str] = field(default_factory=list)
@@ -235,6 +237,9 @@ def _state(d: _Draft, facts: SpanFacts, prev: PreviousSummary) -> None:
                 f" (edited {note.edits}×)" if note.edits > 1 else ""))  # fmt: skip
     if facts.tests is not None:
         d.tests = f"Tests: {facts.tests}"
+    last = facts.actions[-1] if facts.actions else None
+    if last is not None and last.outcome == "no result in span" and not last.writes:
+        d.awaiting = f"{AWAITING} {last.verb} {clip(last.target, 300)} (output after this summary)"
     if not d.state and d.tests is None:
         d.state = prev.items("Active State")
 
@@ -359,6 +364,8 @@ def _state_lines(d: _Draft, level: _Level) -> list[str]:
         lines.append(f"- … and {len(d.state) - cap} more (see Relevant Files)")
     if d.tests:
         lines.append(f"- {clip(d.tests, level.text + 40)}")
+    if d.awaiting:
+        lines.append(f"- {d.awaiting}")
     if d.last_failure:
         lines.append(f"- {clip(d.last_failure, level.text + 200)}")
     return lines or [NONE]
@@ -392,10 +399,19 @@ def _more_names(d: _Draft, level: _Level, template: str, body: str, budget: int)
     while cap < len(d.names) and room > len(d.names[cap]) + 4:
         room -= len(d.names[cap]) + 4
         cap += 1
-    if cap == level.names:
-        return body
-    longer = redact(_render(d, replace(level, names=cap), template))
-    return longer if estimate_tokens_rough(longer) <= budget else body
+    longer = body
+    if cap > level.names:
+        longer = redact(_render(d, replace(level, names=cap), template))
+        longer = longer if estimate_tokens_rough(longer) <= budget else body
+    at = _LEVELS.index(level)
+    if cap < len(d.names) and not _LEVELS[at + 1].terse:
+        # names the run uses later are still left out: the next level's shorter detail
+        # with every name, when that fits (a name costs a few tokens, an outcome line 100)
+        every = replace(_LEVELS[at + 1], names=len(d.names))
+        fuller = redact(_render(d, every, template))
+        if estimate_tokens_rough(fuller) <= budget:
+            return fuller
+    return longer
 
 
 def _names(d: _Draft, level: _Level) -> list[str]:
