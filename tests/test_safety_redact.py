@@ -113,7 +113,7 @@ CORPUS: list[dict[str, Any]] = [
     json.loads(line)
     for line in (SECRETS_DIR / "secrets.jsonl").read_text(encoding="utf-8").splitlines()
 ]
-"""tests/data/secrets/secrets.jsonl: 74 kinds, realistic values, three contexts each."""
+"""tests/data/secrets/secrets.jsonl: 88 kinds, realistic values, three contexts each."""
 
 BENIGN_CORPUS: list[str] = [
     line
