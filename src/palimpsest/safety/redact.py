@@ -209,6 +209,7 @@ _SHAPE_PASSES: tuple[tuple[str, _Pass], ...] = (
                 _token_replacement(t),
                 lead=frozenset(t.lead),
                 lead_max=t.lead_max,
+                regex_scan=t.regex_scan,
             ),
         )
         for t in TOKEN_PATTERNS

@@ -35,6 +35,9 @@ class TokenPattern:
     # ``lead_max`` back: the pattern's left boundary guarantees that is the only start.
     lead: str = ""
     lead_max: int = 0
+    # An anchor too common to seek with ``str.find`` (``:`` in JSON): let the regex engine
+    # scan the text instead, once the anchor is present at all.
+    regex_scan: bool = False
 
 
 _B64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
@@ -301,8 +304,7 @@ TOKEN_PATTERNS: tuple[TokenPattern, ...] = (
         "asana",
         (":",),
         re.compile(r"(?<![A-Za-z0-9/])[0-9]/[0-9]{10,20}/[0-9]{10,20}:[0-9a-f]{32}(?![A-Za-z0-9])"),
-        lead="0123456789/",
-        lead_max=44,
+        regex_scan=True,
     ),
     # Cloudflare Origin CA keys: ``v1.0-`` + 24 hex + ``-`` + 146 hex
     # (developers.cloudflare.com/fundamentals/api/get-started/ca-keys).
