@@ -303,7 +303,11 @@ TOKEN_PATTERNS: tuple[TokenPattern, ...] = (
     TokenPattern(
         "asana",
         (":",),
-        re.compile(r"(?<![A-Za-z0-9/])[0-9]/[0-9]{10,20}/[0-9]{10,20}:[0-9a-f]{32}(?![A-Za-z0-9])"),
+        # the boundary is checked after "<digit>/", which the engine finds fast
+        re.compile(
+            r"[0-9]/(?<![A-Za-z0-9/][0-9]/)[0-9]{10,20}/[0-9]{10,20}:[0-9a-f]{32}"
+            r"(?![A-Za-z0-9])"
+        ),
         regex_scan=True,
     ),
     # Cloudflare Origin CA keys: ``v1.0-`` + 24 hex + ``-`` + 146 hex
