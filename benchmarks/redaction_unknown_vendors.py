@@ -5,8 +5,11 @@ Two probes of random values in vendors' documented shapes, each in four prose co
 put no secret-like name beside the value. Probe A was written before the generic rule and
 used to design it; probe B was written after it, and one change followed its first run
 (bodies in one case of letters with digits), so B is held out from the rule's design but
-not entirely from its tuning. A value *leaks* in a context when 8 consecutive characters of
-it survive ``redact``.
+not entirely from its tuning. Issue 20's second stage (the bare-key rule,
+``safety/redact_bare.py``, and new catalogue entries) was designed on both, so neither is
+held out any more; ``benchmarks/redaction_probe_c.py`` is. A value *leaks* in a context
+when 8 consecutive characters of it survive ``redact``. The "without" column removes only
+the generic rule, so it includes whatever the catalogue has learnt since.
 
 Run: ``python benchmarks/redaction_unknown_vendors.py``
 """

@@ -2,7 +2,7 @@
 
 Memory goes into the system prompt of every later session, so one stored key leaks into
 all of them. Issue 12 measured ``memory add`` accepting 10 of 35 kinds. Here every context
-of every kind in tests/data/secrets/secrets.jsonl (74 kinds, 222 contexts) is offered to
+of every kind in tests/data/secrets/secrets.jsonl (88 kinds, 264 contexts) is offered to
 ``MemoryStore.add`` / ``replace`` / ``apply``, to the model-facing ``memory`` tool, and to
 ``palimpsest memory add`` run as a real process: each is refused with the ``secret``
 error, the file is unchanged, and the error never quotes the secret.

@@ -113,7 +113,7 @@ CORPUS: list[dict[str, Any]] = [
     json.loads(line)
     for line in (SECRETS_DIR / "secrets.jsonl").read_text(encoding="utf-8").splitlines()
 ]
-"""tests/data/secrets/secrets.jsonl: 74 kinds, realistic values, three contexts each."""
+"""tests/data/secrets/secrets.jsonl: 88 kinds, realistic values, three contexts each."""
 
 BENIGN_CORPUS: list[str] = [
     line
@@ -334,7 +334,8 @@ def _leaks(secret: str, text: str) -> bool:
 
 def test_corpus_shape() -> None:
     assert len(CORPUS) >= 50 and len({row["kind"] for row in CORPUS}) == len(CORPUS)
-    assert {row["group"] for row in CORPUS} == {"recognised", "vendor", "general", "issue20"}
+    groups = {row["group"] for row in CORPUS}
+    assert groups == {"recognised", "vendor", "general", "issue20", "unknown-vendors"}
     assert sum(row["group"] == "vendor" for row in CORPUS) == 10
     for row in CORPUS:
         assert len(row["contexts"]) >= 3 and row["source"], row["kind"]
@@ -342,6 +343,7 @@ def test_corpus_shape() -> None:
         assert all(row["secret"] in c.replace("\n", "") for c in row["contexts"]), row["kind"]
     issue20 = [row for row in CORPUS if row["group"] == "issue20"]
     assert len(issue20) >= 19 and all(len(row["held_out"]) == 1 for row in issue20)
+    assert sum(row["group"] == "unknown-vendors" for row in CORPUS) == 14
     assert len(BENIGN_CORPUS) >= 100
 
 

@@ -1,6 +1,6 @@
 """The whole secret corpus through every path that outlives a turn (issues 12 and 20).
 
-tests/data/secrets/secrets.jsonl holds 74 kinds, each in 3 contexts (env lines, JSON,
+tests/data/secrets/secrets.jsonl holds 88 kinds, each in 3 contexts (env lines, JSON,
 headers, URLs, prose; since issue 20 also values repeated after their first occurrence,
 chained keywords, next-line and YAML block values, base64-wrapped and line-wrapped keys).
 Every context is planted and then read back through each path a model or a log reader

@@ -29,6 +29,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+from .redact_bare import BARE_ANCHORS, BARE_TOKEN, bare_replacement
 from .redact_blocks import on_escaped_lines, redact_blocks
 from .redact_decode import redact_encoded
 from .redact_generic import GENERIC_ANCHORS, GENERIC_TOKEN, generic_replacement
@@ -198,23 +199,37 @@ def _paired_replacement(match: re.Match[str]) -> str:
     return f"{match.group(1)}{REDACTED}"
 
 
-# Order matters only for readability of the result: whole tokens first (so a vendor key
-# under any name goes whole), then structures (URLs, headers, flags), then names.
-_PASSES: tuple[_Pass, ...] = (
-    _Pass(("-----BEGIN",), _PRIVATE_KEY, _private_key_replacement),
+_SHAPE_PASSES: tuple[tuple[str, _Pass], ...] = (
     *(
-        _Pass(
-            t.anchors,
-            t.pattern,
-            _token_replacement(t),
-            lead=frozenset(t.lead),
-            lead_max=t.lead_max,
+        (
+            t.name,
+            _Pass(
+                t.anchors,
+                t.pattern,
+                _token_replacement(t),
+                lead=frozenset(t.lead),
+                lead_max=t.lead_max,
+                regex_scan=t.regex_scan,
+            ),
         )
         for t in TOKEN_PATTERNS
     ),
     # A vendor the catalogue does not know, by the shape most tokens share (prefix, then
     # random characters), after the catalogue so a known vendor's rule decides first.
-    _Pass(GENERIC_ANCHORS, GENERIC_TOKEN, generic_replacement, regex_scan=True),
+    ("generic", _Pass(GENERIC_ANCHORS, GENERIC_TOKEN, generic_replacement, regex_scan=True)),
+)
+# A key with no prefix at all, by its randomness and a word of its sentence naming it;
+# last, so that every rule reading a name decides first.
+_BARE_PASS = _Pass(BARE_ANCHORS, BARE_TOKEN, bare_replacement, ignore_case=True, regex_scan=True)
+SHAPE_PASSES = (*_SHAPE_PASSES, ("bare", _BARE_PASS))
+"""The passes that recognise a value by its shape alone, with no name beside it: what
+``benchmarks/redaction_false_positives.py`` scans others' text with."""
+
+# Order matters only for readability of the result: whole tokens first (so a vendor key
+# under any name goes whole), then structures (URLs, headers, flags), then names.
+_PASSES: tuple[_Pass, ...] = (
+    _Pass(("-----BEGIN",), _PRIVATE_KEY, _private_key_replacement),
+    *(step for _, step in _SHAPE_PASSES),
     _Pass(("://",), _URL_CREDENTIALS, rf"\1{REDACTED}"),
     _Pass(("-u", "--user"), _USER_FLAG, rf"\1{REDACTED}", regex_scan=True),
     _Pass(("hooks.slack.com",), _SLACK_HOOK, rf"\1{REDACTED}", ignore_case=True),
@@ -228,6 +243,7 @@ _PASSES: tuple[_Pass, ...] = (
     _Pass(KEY_ANCHORS, ASSIGNMENT, assignment_replacement, ignore_case=True),
     _Pass(WEAK_ANCHORS, WEAK_ASSIGNMENT, weak_replacement, ignore_case=True),
     _Pass(PROSE_ANCHORS, PROSE, prose_replacement, ignore_case=True),
+    _BARE_PASS,
 )
 
 

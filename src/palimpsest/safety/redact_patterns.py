@@ -35,10 +35,15 @@ class TokenPattern:
     # ``lead_max`` back: the pattern's left boundary guarantees that is the only start.
     lead: str = ""
     lead_max: int = 0
+    # An anchor too common to seek with ``str.find`` (``:`` in JSON): let the regex engine
+    # scan the text instead, once the anchor is present at all.
+    regex_scan: bool = False
 
 
 _B64URL = "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_-"
 _UPPER_DIGITS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789"
+_B62 = _B64URL[:62]
+_UUID = r"[0-9a-fA-F]{8}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{4}-[0-9a-fA-F]{12}"
 
 
 def _discord_user_id(match: re.Match[str]) -> bool:
@@ -196,6 +201,121 @@ TOKEN_PATTERNS: tuple[TokenPattern, ...] = (
             r"(?<![A-Za-z0-9_.-])dp\.(?:pt|ct|st|sa|scim|audit)\.(?:[a-z0-9_-]{2,35}\.)?"
             r"[A-Za-z0-9]{40,44}(?![A-Za-z0-9])"
         ),
+    ),
+    # Heroku API keys: ``HRKU-`` + a UUID (2024 format), or ``HRKU-AA`` + base64url
+    # (devcenter.heroku.com/articles/authentication, "API token format").
+    TokenPattern(
+        "heroku",
+        ("HRKU-",),
+        re.compile(rf"(?<![A-Za-z0-9_-])HRKU-(?:{_UUID}|[A-Za-z0-9_-]{{30,}}+)(?![A-Za-z0-9_-])"),
+    ),
+    # Plaid access and public tokens: ``access-<environment>-<uuid>``
+    # (plaid.com/docs/api/tokens).
+    TokenPattern(
+        "plaid",
+        ("access-", "public-"),
+        re.compile(
+            rf"(?<![A-Za-z0-9_-])(?:access|public)-(?:sandbox|development|production)-{_UUID}"
+            r"(?![A-Za-z0-9_-])"
+        ),
+    ),
+    # Mapbox secret (``sk.``) and temporary (``tk.``) tokens: a base64url JSON payload
+    # naming the user (``eyJ1Ijoi`` = ``{"u":"``), a dot, a signature
+    # (docs.mapbox.com/api/accounts/tokens). ``pk.`` tokens are public by design.
+    TokenPattern(
+        "mapbox",
+        ("sk.eyJ", "tk.eyJ"),
+        re.compile(r"(?<![A-Za-z0-9_.-])[st]k\.eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{16,}+"),
+    ),
+    # Infisical service tokens: ``st.`` + token id + ``.`` + one or two hexadecimal secrets
+    # (infisical.com/docs/documentation/platform/token).
+    TokenPattern(
+        "infisical",
+        ("st.",),
+        re.compile(
+            r"(?<![A-Za-z0-9_.-])st\.[0-9a-f]{16,}+\.[0-9a-f]{16,}+(?:\.[0-9a-f]{16,}+)?"
+            r"(?![A-Za-z0-9_-])"
+        ),
+    ),
+    # Mailchimp API key: 32 hex + ``-us`` + the data centre number
+    # (mailchimp.com/developer/marketing/guides/quick-start, "API key").
+    TokenPattern(
+        "mailchimp",
+        ("-us",),
+        re.compile(r"(?<![0-9A-Za-z-])[0-9a-f]{32}-us[0-9]{1,2}(?![0-9A-Za-z-])"),
+        lead="0123456789abcdef",
+        lead_max=32,
+    ),
+    # Square: production access tokens ``EAAA`` + 60 base64url, OAuth secrets and older
+    # tokens ``sq0atp-``/``sq0csp-`` + 22-43 characters
+    # (developer.squareup.com/docs/build-basics/access-tokens).
+    TokenPattern(
+        "square",
+        ("EAAA", "sq0"),
+        re.compile(
+            r"(?<![A-Za-z0-9_-])(?:EAAA(?=[A-Za-z0-9_-]{0,80}?\d)[A-Za-z0-9_-]{56,}+"
+            r"|sq0(?:atp|csp|idp)-[A-Za-z0-9_-]{22,43}+)(?![A-Za-z0-9_-])"
+        ),
+    ),
+    # Databricks personal access token: ``dapi`` + 32 hex, sometimes ``-<n>``
+    # (docs.databricks.com/en/dev-tools/auth/pat.html).
+    TokenPattern(
+        "databricks",
+        ("dapi",),
+        re.compile(r"(?<![A-Za-z0-9_-])dapi[0-9a-f]{32}(?:-[0-9]{1,2})?(?![A-Za-z0-9_-])"),
+    ),
+    # Atlassian API tokens ``ATATT3`` + ~180 base64url with a ``=<8 hex>`` checksum, and
+    # Bitbucket app passwords ``ATBB`` + 32 base62
+    # (support.atlassian.com, "Manage API tokens for your Atlassian account").
+    TokenPattern(
+        "atlassian",
+        ("ATATT3", "ATBB"),
+        re.compile(
+            r"(?<![A-Za-z0-9_-])(?:ATATT3[A-Za-z0-9_=-]{60,}+|ATBB[A-Za-z0-9]{28,}+)"
+            r"(?![A-Za-z0-9_-])"
+        ),
+    ),
+    # New Relic user API keys ``NRAK-`` + 27 capitals and digits (also ``NRII-`` ingest
+    # keys) (docs.newrelic.com/docs/apis/intro-apis/new-relic-api-keys).
+    TokenPattern(
+        "newrelic",
+        ("NRAK-", "NRII-"),
+        re.compile(r"(?<![A-Za-z0-9_-])NR(?:AK|II)-[A-Z0-9]{27,32}(?![A-Za-z0-9_-])"),
+    ),
+    # Terraform Cloud / HCP Terraform tokens: 14 base62 + ``.atlasv1.`` + 60+ base64url
+    # (developer.hashicorp.com/terraform/cloud-docs/users-teams-organizations/api-tokens).
+    TokenPattern(
+        "terraform-cloud",
+        (".atlasv1.",),
+        re.compile(r"(?<![A-Za-z0-9_.-])[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_-]{60,}+"),
+        lead=_B62,
+        lead_max=14,
+    ),
+    # Airtable personal access tokens: ``pat`` + 14 base62 + ``.`` + 64 hex
+    # (airtable.com/developers/web/guides/personal-access-tokens).
+    TokenPattern(
+        "airtable",
+        ("pat",),
+        re.compile(r"(?<![A-Za-z0-9_.-])pat[A-Za-z0-9]{14}\.[0-9a-f]{64}(?![A-Za-z0-9_-])"),
+    ),
+    # Asana personal access tokens: ``<version>/<user id>/<token id>:<32 hex>``
+    # (developers.asana.com/docs/personal-access-token).
+    TokenPattern(
+        "asana",
+        (":",),
+        # the boundary is checked after "<digit>/", which the engine finds fast
+        re.compile(
+            r"[0-9]/(?<![A-Za-z0-9/][0-9]/)[0-9]{10,20}/[0-9]{10,20}:[0-9a-f]{32}"
+            r"(?![A-Za-z0-9])"
+        ),
+        regex_scan=True,
+    ),
+    # Cloudflare Origin CA keys: ``v1.0-`` + 24 hex + ``-`` + 146 hex
+    # (developers.cloudflare.com/fundamentals/api/get-started/ca-keys).
+    TokenPattern(
+        "cloudflare-origin-ca",
+        ("v1.0-",),
+        re.compile(r"(?<![A-Za-z0-9_.-])v1\.0-[0-9a-f]{24}-[0-9a-f]{140,150}(?![A-Za-z0-9])"),
     ),
     # A Slack incoming-webhook path without its host (``/services/T…/B…/<secret>``): the
     # workspace id, the channel hook id, 24 base62 (api.slack.com/messaging/webhooks).

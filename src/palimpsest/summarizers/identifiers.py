@@ -21,6 +21,7 @@ import re
 from collections import Counter
 
 from ..safety.redact import redact
+from ..safety.redact_bare import random_letters
 
 __all__ = ["SCAN_CHARS", "IdentifierTally", "accept_name", "text_context"]
 
@@ -148,10 +149,13 @@ def _secret_like(name: str) -> bool:
     """Keys and tokens (``ghp_FAKE123…``, ``AKIA…``) are code-shaped too: leave them out.
 
     Out of their context (``Bearer …``, ``key=…``) redaction would not know them, so a
-    long run that mixes letters and digits never counts as a name.
+    long run that mixes letters and digits never counts as a name, nor does a long run of
+    random letters of both cases (the digit-free piece of a key wrapped over lines).
     """
     for part in _PARTS.split(name):
         if len(part) >= 12 and any(c.isdigit() for c in part) and any(c.isalpha() for c in part):
+            return True
+        if random_letters(part):
             return True
     return sum(c.isdigit() for c in name) >= 6
 

@@ -593,7 +593,178 @@ def kinds() -> list[dict[str, object]]:
                 "source": source,
             }
         )
+    for kind, secret, contexts, source in unprefixed_kinds():
+        out.append(
+            {
+                "kind": kind,
+                "group": "unknown-vendors",
+                "secret": secret,
+                "contexts": [c.format(s=secret) for c in contexts],
+                "source": source,
+            }
+        )
     return out
+
+
+# --- issue 20, second stage: tokens with no prefix, or a prefix the catalogue lacked ---
+# Written after probes A and B of benchmarks/redaction_unknown_vendors.py found them leaking;
+# the contexts are new sentences, not the probes' own. A third generator keeps every row
+# above unchanged.
+RNG_U = random.Random(20_261_128)
+
+
+def pick_u(alphabet: str, n: int) -> str:
+    return "".join(RNG_U.choice(alphabet) for _ in range(n))
+
+
+def uuid_u() -> str:
+    return "-".join(pick_u(HEX, n) for n in (8, 4, 4, 4, 12))
+
+
+def unprefixed_kinds() -> list[tuple[str, str, list[str], str]]:
+    """Bare keys in sentences that name them, and vendor prefixes added to the catalogue."""
+    return [
+        (
+            "bare-mixed-40",
+            pick_u(B62, 40),
+            [
+                "Cohere support rotated our key: {s}",
+                "got a 401 with token {s} on /v1/chat",
+                "- [ ] revoke {s} before Friday",
+            ],
+            "https://docs.cohere.com/reference/about (keys are 40 characters of letters and digits)",
+        ),
+        (
+            "bare-upper-34",
+            pick_u(UPPER_DIGITS, 34),
+            [
+                "etherscan api key {s} hit the rate limit",
+                "the bot logs in with {s} every hour",
+                "> {s} was leaked in a screenshot",
+            ],
+            "https://docs.etherscan.io/getting-started/viewing-api-usage-statistics",
+        ),
+        (
+            "bare-hex-32",
+            pick_u(HEX, 32),
+            [
+                "Azure OpenAI: secret {s}, region westeurope",
+                "that credential ({s}) belongs to the old resource",
+                "access key {s} stopped working after the rotation",
+            ],
+            "https://learn.microsoft.com/en-us/azure/ai-services/openai/reference#authentication",
+        ),
+        (
+            "heroku-uuid",
+            "HRKU-" + uuid_u(),
+            [
+                "heroku authorizations:create printed {s}",
+                "use {s} for the pipeline",
+                "[{s}]",
+            ],
+            "https://devcenter.heroku.com/articles/authentication",
+        ),
+        (
+            "plaid-access",
+            "access-production-" + uuid_u(),
+            [
+                "exchange returned {s} for item 42",
+                "stored {s} in the items table",
+                "<td>{s}</td>",
+            ],
+            "https://plaid.com/docs/api/tokens/",
+        ),
+        (
+            "mapbox-secret",
+            "sk.eyJ1IjoibWFwcGVyIiwiYSI6I" + pick_u(B62, 24) + "." + pick_u(B64URL, 22),
+            [
+                "tiles upload worked with {s}",
+                "{s}",
+                "The style editor shows {s} under Account",
+            ],
+            "https://docs.mapbox.com/api/accounts/tokens/",
+        ),
+        (
+            "infisical-service",
+            "st." + pick_u(HEX, 24) + "." + pick_u(HEX, 32) + "." + pick_u(HEX, 32),
+            [
+                "infisical run picked up {s}",
+                "ci/secrets.sh: {s}",
+                "({s})",
+            ],
+            "https://infisical.com/docs/documentation/platform/token",
+        ),
+        (
+            "mailchimp",
+            pick_u(HEX, 32) + "-us14",
+            [
+                "audience sync uses {s}",
+                "mc: {s}",
+                "copy {s} into the form",
+            ],
+            "https://mailchimp.com/developer/marketing/guides/quick-start/",
+        ),
+        (
+            "square-access",
+            "EAAAE" + pick_u(B62, 59),
+            [
+                "square sandbox call with {s} returned 200",
+                "{s} (seller account)",
+                "paste {s} in Postman",
+            ],
+            "https://developer.squareup.com/docs/build-basics/access-tokens",
+        ),
+        (
+            "square-short",
+            "sq0atp-" + pick_u(B64URL, 22),
+            [
+                "older app still has {s}",
+                "{s}",
+                "ok: {s}",
+            ],
+            "https://developer.squareup.com/docs/build-basics/access-tokens",
+        ),
+        (
+            "databricks-pat",
+            "dapi" + pick_u(HEX, 32),
+            [
+                "databricks fs ls worked once I used {s}",
+                "{s}",
+                "notebook widget value = {s}",
+            ],
+            "https://docs.databricks.com/en/dev-tools/auth/pat.html",
+        ),
+        (
+            "newrelic-user",
+            "NRAK-" + pick_u(UPPER_DIGITS, 27),
+            [
+                "NerdGraph accepted {s}",
+                "{s}",
+                "dashboards api ({s})",
+            ],
+            "https://docs.newrelic.com/docs/apis/intro-apis/new-relic-api-keys/",
+        ),
+        (
+            "terraform-cloud",
+            pick_u(B62, 14) + ".atlasv1." + pick_u(B64URL, 67),
+            [
+                "terraform login stored {s}",
+                "{s}",
+                "credentials.tfrc.json has {s} in it",
+            ],
+            "https://developer.hashicorp.com/terraform/cloud-docs/users-teams-organizations/api-tokens",
+        ),
+        (
+            "airtable-pat",
+            "pat" + pick_u(B62, 14) + "." + pick_u(HEX, 64),
+            [
+                "base sync with {s}",
+                "{s}",
+                "new PAT {s} scoped to data.records:read",
+            ],
+            "https://airtable.com/developers/web/guides/personal-access-tokens",
+        ),
+    ]
 
 
 # --- issue 20: shapes measured as leaking (values, chains, lines, blocks, new vendors) ---

@@ -1,0 +1,169 @@
+"""Credentials with no prefix at all, recognised by randomness *and* a word that names them.
+
+Some vendors issue keys that are nothing but random characters: a 40-character Cohere key,
+Etherscan's 34 capitals and digits, an Okta token, Azure OpenAI's 32 hexadecimal digits.
+No shape tells them from a digest, an id or a base64 blob, which code is full of, so
+randomness alone is not evidence (entropy rules are where scanners' false positives come
+from). This module asks for two things at once:
+
+- the run is random: mixed case and digits with the letter/digit pairs random text makes
+  (the same test as :mod:`.redact_generic`'s prefixed tokens), or one case of letters with
+  digits alternating as often as chance makes them, or hexadecimal of a key's length;
+- the same sentence names a credential near it: ``token``, ``secret``, ``password``,
+  ``credential``, ``api key``, ``access key``, ``bearer``, ``login``/``logs in``/``sign in``,
+  or the verbs said of keys (``revoke``, ``rotate``, ``leaked``). Mixed-case runs also count ``key`` alone;
+  hexadecimal does not, since "the cache key 5d41…" names a digest.
+
+A run right after a word that names an identifier or digest (``sha256``, ``commit``,
+``hash``, ``id``, ``fingerprint``, ``public``) is not a secret whatever else the sentence
+says. What this leaves: a bare key pasted with no such word ("use this one: X").
+"""
+
+from __future__ import annotations
+
+import math
+import re
+from itertools import pairwise
+
+from .redact_generic import looks_like_token
+from .redact_values import REDACTED, entropy
+
+__all__ = ["BARE_ANCHORS", "BARE_TOKEN", "bare_replacement", "random_letters"]
+
+BARE_TOKEN = re.compile(r"[A-Za-z0-9]{24,}+")
+"""A run of 24 or more letters and digits. :func:`bare_replacement` keeps only one that
+stands alone (:func:`_alone`): not part of a path, a URL, a dotted name, an identifier
+with underscores or a base64 blob with ``+/=``. (Checking the boundaries in Python, on the
+few runs found, is twice as fast as lookarounds the engine tries at every position.)"""
+_MAX_RUN = 200
+_BEFORE_NOT = frozenset("_+/=.:@$%&\\-")
+_AFTER_NOT = frozenset("_+/=@-")
+
+
+def _alone(text: str, start: int, end: int) -> bool:
+    if end - start > _MAX_RUN or (start and text[start - 1] in _BEFORE_NOT):
+        return False
+    after = text[end : end + 2]
+    return not after or (
+        after[0] not in _AFTER_NOT and not (after[0] == "." and after[1:2].isalnum())
+    )
+
+
+_STRONG = (
+    r"tokens?|secrets?|passwords?|passwd|passphrase|credentials?|creds|api[ _-]?keys?|apikey|"
+    r"access[ _-]?keys?|auth|authenticat\w*|bearer|log(?:s|ged|ging)?[ -]?in|sign(?:s|ed)?[ -]?in|"
+    r"revoked?|revoking|rotated?|rotating|leaked|leak"
+)
+_STRONG_WORD = re.compile(rf"(?<![a-z0-9])(?:{_STRONG})(?![a-z0-9])", re.IGNORECASE)
+_KEY_WORD = re.compile(rf"(?<![a-z0-9])(?:{_STRONG}|keys?)(?![a-z0-9])", re.IGNORECASE)
+BARE_ANCHORS = (
+    "token", "secret", "passw", "passphrase", "credential", "creds", "api", "access", "auth",
+    "bearer", "log", "sign", "revok", "rotat", "leak", "key",
+)  # fmt: skip
+"""Some evidence word holds one of these (the pass is skipped when none is in the text)."""
+
+_NOT_SECRET_BEFORE = re.compile(
+    r"(?<![a-z0-9])(?:sha\d*|md5|hash|digest|checksum|commit|revision|rev|etag|id|ids|uuid|"
+    r"fingerprint|public|pubkey|nonce|salt|hex|base64|block|tx|address|addr)"
+    r"(?:[ \t_-]+(?:key|hash|digest|id|sum))?"
+    r"[\"']?[ \t]*(?:[:=#]|is|of)?[ \t]*[\"'`(\[]?[ \t]*$",
+    re.IGNORECASE,
+)
+_CAMEL_WORD = re.compile(r"[A-Z][a-z]{3,}+")
+_CONSONANT_RUN = re.compile(r"[^aeiouy]{4}")
+_WORDS_AND_NUMBERS = re.compile(r"(?:[a-z]{2,}+)?(?:[A-Z][a-z]{2,}+|[0-9]++)++")
+_NAME_AFTER = re.compile(r"[\"']?(?:[ \t]*=(?!=)|[:(]|\.\.\.|…)")
+_SENTENCE_END = re.compile(r"[.!?;][ \t]|[\r\n]")
+_WINDOW_BEFORE = 80
+_WINDOW_AFTER = 60
+
+
+def _sentence_around(text: str, start: int, end: int) -> tuple[str, str]:
+    """The text before and after ``[start, end)`` within its sentence, bounded in length."""
+    before = text[max(0, start - _WINDOW_BEFORE) : start]
+    cuts = list(_SENTENCE_END.finditer(before))
+    if cuts:
+        before = before[cuts[-1].end() :]
+    after = text[end : end + _WINDOW_AFTER]
+    cut = _SENTENCE_END.search(after)
+    if cut:
+        after = after[: cut.start()]
+    return before, after
+
+
+def _camel_case_name(run: str) -> bool:
+    """Capitalised, pronounceable words cover a third of the run: a name.
+
+    ``PKCS12KeyAndCertificates`` is; in random letters and digits a capital followed by
+    three or more lowercase letters, with a vowel and no four consonants in a row, is
+    rare. A run made only of capitalised words and numbers (``Key0Token182Http100``) is a
+    name too."""
+    if _WORDS_AND_NUMBERS.fullmatch(run):
+        return True
+    covered = 0
+    for word in _CAMEL_WORD.findall(run):
+        lowered = word.lower()
+        if any(c in "aeiouy" for c in lowered) and not _CONSONANT_RUN.search(lowered):
+            covered += len(word)
+    return covered * 3 >= len(run)
+
+
+def random_letters(run: str) -> bool:
+    """16+ letters of both cases that are not capitalised words: a piece of a key.
+
+    A key wrapped over lines leaves pieces with no digit (``gJnGAXOzAfBrCmmRhNITQ``);
+    ``XMLHttpRequestUpload`` and ``CartPoleWithProtobufObservation`` are names."""
+    if len(run) < 16 or not run.isalpha() or run.islower() or run.isupper():
+        return False
+    switches = sum(a.isupper() != b.isupper() for a, b in pairwise(run))
+    return switches >= len(run) / 3 and not _camel_case_name(run)
+
+
+def _sequential(run: str) -> bool:
+    """Half the adjacent pairs are consecutive characters: an alphabet, not a key."""
+    steps = sum(ord(b) - ord(a) == 1 for a, b in pairwise(run))
+    return steps * 2 >= len(run)
+
+
+def _random_run(run: str) -> tuple[bool, bool]:
+    """(random, mixed case): whether ``run`` is random enough to be a key, and its kind."""
+    has_upper = any(c.isupper() for c in run)
+    has_lower = any(c.islower() for c in run)
+    if not any(c.isdigit() for c in run) or not (has_upper or has_lower) or _sequential(run):
+        return False, False
+    if has_upper and has_lower:
+        return looks_like_token("x_", run) and not _camel_case_name(run), True
+    if all(c in "0123456789abcdefABCDEF" for c in run):
+        # a key of hexadecimal digits: 32 to 64, spread over the alphabet (longer runs are
+        # digests, test vectors and key material in code)
+        return 32 <= len(run) <= 64 and entropy(run) >= 3.3, False
+    # one case of letters with digits: several digits, spread through the run
+    digits = sum(c.isdigit() for c in run)
+    switches = sum(a.isdigit() != b.isdigit() for a, b in pairwise(run))
+    return (
+        len(run) >= 24
+        and entropy(run) >= min(4.0, 0.8 * math.log2(len(run)))
+        and digits >= 3
+        and switches >= len(run) / 8
+    ), False
+
+
+def bare_replacement(match: re.Match[str]) -> str:
+    """``[REDACTED]`` for a random run that its sentence names as a credential."""
+    run = match.group(0)
+    if not _alone(match.string, match.start(), match.end()):
+        return run
+    if run.startswith("eyJ"):
+        return run  # a piece of base64 JSON: a whole JWT is the catalogue's
+    if _NAME_AFTER.match(match.string, match.end()):
+        return run  # a name being assigned or called, or an elided example (``eyJ...``)
+    random, mixed = _random_run(run)
+    if not random:
+        return run
+    before, after = _sentence_around(match.string, match.start(), match.end())
+    if _NOT_SECRET_BEFORE.search(before):
+        return run
+    evidence = _KEY_WORD if mixed else _STRONG_WORD
+    if evidence.search(before) or evidence.search(after):
+        return REDACTED
+    return run

@@ -1,0 +1,96 @@
+"""The catalogue's vendor formats added for issue 20's second stage, each in its own contexts."""
+
+from __future__ import annotations
+
+import random
+import string
+
+import pytest
+
+from palimpsest.safety.redact import REDACTED, redact
+from palimpsest.safety.redact_patterns import TOKEN_PATTERNS
+
+_R = random.Random(4401)
+_B62 = string.ascii_letters + string.digits
+_B64URL = _B62 + "-_"
+_HEX = "0123456789abcdef"
+_UPPER = string.ascii_uppercase + string.digits
+
+
+def _rand(n: int, alphabet: str = _B62) -> str:
+    return "".join(_R.choice(alphabet) for _ in range(n))
+
+
+def _uuid() -> str:
+    return "-".join(_rand(n, _HEX) for n in (8, 4, 4, 4, 12))
+
+
+TOKENS = {
+    "heroku": "HRKU-" + _uuid(),
+    "heroku-new": "HRKU-AA" + _rand(58, _B64URL),
+    "plaid": "access-sandbox-" + _uuid(),
+    "plaid-public": "public-production-" + _uuid(),
+    "mapbox": "sk.eyJ1IjoiZGV2b3BzIiwiYSI6I" + _rand(20) + "." + _rand(22, _B64URL),
+    "mapbox-temporary": "tk.eyJ1IjoibWFwcyIsImV4cCI6M" + _rand(30) + "." + _rand(22, _B64URL),
+    "infisical": "st." + _rand(24, _HEX) + "." + _rand(32, _HEX) + "." + _rand(32, _HEX),
+    "mailchimp": _rand(32, _HEX) + "-us6",
+    "square": "EAAAl" + _rand(59, _B64URL).replace("_", "4"),
+    "square-oauth": "sq0csp-" + _rand(43, _B64URL),
+    "databricks": "dapi" + _rand(32, _HEX) + "-2",
+    "atlassian": "ATATT3xFfGF0" + _rand(170, _B64URL) + "=" + _rand(8, "0123456789ABCDEF"),
+    "bitbucket": "ATBB" + _rand(32),
+    "newrelic": "NRAK-" + _rand(27, _UPPER),
+    "terraform": _rand(14) + ".atlasv1." + _rand(70, _B64URL),
+    "airtable": "pat" + _rand(14) + "." + _rand(64, _HEX),
+    "asana": "1/"
+    + _rand(16, string.digits)
+    + "/"
+    + _rand(16, string.digits)
+    + ":"
+    + _rand(32, _HEX),
+    "cloudflare-origin-ca": "v1.0-" + _rand(24, _HEX) + "-" + _rand(146, _HEX),
+}
+
+CONTEXTS = (
+    "fwiw the deploy used {v} last night",
+    "- {v}",
+    "curl -sS -H @headers.txt https://api.example.test/v1 # {v}",
+    "['{v}']",
+)
+
+
+@pytest.mark.parametrize("name", sorted(TOKENS))
+@pytest.mark.parametrize("context", CONTEXTS)
+def test_a_vendor_token_is_redacted_whole_in_any_context(name: str, context: str) -> None:
+    value = TOKENS[name]
+    out = redact(context.format(v=value))
+    assert REDACTED in out
+    assert not any(value[i : i + 8] in out for i in range(len(value) - 7)), out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        # Mapbox public tokens are meant to be shipped to browsers
+        "the map page ships pk.eyJ1IjoiZGV2b3BzIiwiYSI6ImNrMnR4In0.abcdefghijklmnopqrstuv in its bundle",
+        "st.session_state.counter += 1",
+        "st.markdown(text); st.write(df)",
+        "plaid link flow: exchange the public-token for an access-token",
+        "the 2/3 majority in 1/1234567890123/4567890123456 was 0",
+        "atlasv1 is the token prefix HashiCorp uses",
+        "HRKU- prefixes every new Heroku token",
+        "patch.object(Path, 'exists')",
+        "v1.0-rc1 release notes",
+        "NRAK-123 is the Jira ticket",
+        "EAAA is how Square access tokens start",
+        "dapi is the prefix of a Databricks token",
+    ],
+)
+def test_look_alikes_are_left(text: str) -> None:
+    assert redact(text) == text
+
+
+def test_every_catalogue_entry_has_a_documented_name_and_anchor() -> None:
+    names = [t.name for t in TOKEN_PATTERNS]
+    assert len(names) == len(set(names))
+    assert all(t.anchors and all(t.anchors) for t in TOKEN_PATTERNS)
