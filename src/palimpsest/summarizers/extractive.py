@@ -30,7 +30,7 @@ from dataclasses import dataclass, replace
 from ..safety.redact import redact
 from ..tokens import estimate_tokens_rough
 from .actions import clip
-from .base import SummaryRequest
+from .base import RedactedText, SummaryRequest
 from .draft import MAX_BLOCKERS, NAMES_LABEL, Draft, Entry, build_draft
 from .facts import extract_facts
 from .planted import withhold_planted
@@ -203,6 +203,11 @@ def _text(value: str | None, limit: int) -> str:
     return _unheading(clip(value, limit)) if value else NONE
 
 
+def _redacted(text: str) -> RedactedText:
+    """``redact(text)``, marked as such for the compressor (see :class:`.base.RedactedText`)."""
+    return RedactedText(redact(text))
+
+
 def _more_names(d: Draft, level: _Level, template: str, body: str, budget: int) -> str:
     """Spend what is left of the budget on more identifiers (they are cheap and they are
     what a resumed agent searches for); keep ``body`` if the longer one does not fit."""
@@ -215,7 +220,7 @@ def _more_names(d: Draft, level: _Level, template: str, body: str, budget: int) 
         cap += 1
     if cap == level.names:
         return body
-    longer = redact(_render(d, replace(level, names=cap), template))
+    longer = _redacted(_render(d, replace(level, names=cap), template))
     return longer if estimate_tokens_rough(longer) <= budget else body
 
 
@@ -319,7 +324,10 @@ class ExtractiveSummarizer:
     """It reads ``request.turns`` itself, so the compressor skips rendering the LLM prompt."""
 
     def summarize(self, request: SummaryRequest) -> str:
-        return withhold_planted(self._summarize(request), request)
+        body = self._summarize(request)
+        checked = withhold_planted(body, request)
+        # a body with no planted line comes back as it went in: still redact()'s output
+        return checked if checked is body else str(checked)
 
     def _summarize(self, request: SummaryRequest) -> str:
         facts = extract_facts(request.turns, request.readings, request.tail)
@@ -331,13 +339,13 @@ class ExtractiveSummarizer:
         body = ""
         for level in _LEVELS:
             if level.terse:
-                terse = redact(_render(draft, level, request.template))
+                terse = _redacted(_render(draft, level, request.template))
                 # only when it is what fits: otherwise every heading, over the budget
                 return terse if estimate_tokens_rough(terse) <= budget else body
             body = _render(draft, level, request.template)
             if estimate_tokens_rough(body) > budget * 1.25 and level is not _LEVELS[-2]:
                 continue  # clearly too long: skip the redaction pass for this level
-            body = redact(body)
+            body = _redacted(body)
             if estimate_tokens_rough(body) <= budget:
                 return _more_names(draft, level, request.template, body, budget)
         return body
