@@ -13,11 +13,14 @@ from typing import Any
 import pytest
 
 from compaction_helpers import StubSummarizer, asst, sys_, user
+from palimpsest.compaction import summary_writer
 from palimpsest.compaction.compressor import ContextCompressor
 from palimpsest.compaction.markers import is_compaction_summary_message
 from palimpsest.compaction.summary import MIN_SUMMARY_TOKENS
 from palimpsest.config import Settings
 from palimpsest.messages import content_text, validate_transcript
+from palimpsest.safety.redact import redact
+from palimpsest.summarizers.base import RedactedText
 from palimpsest.summarizers.deadline import DEFAULT_SUMMARY_TIMEOUT
 
 
@@ -59,6 +62,38 @@ class TestOutcomes:
         assert "hunter2abc" not in summary_text(result)
         assert compressor.previous_summary is not None
         assert "hunter2abc" not in compressor.previous_summary
+
+    def test_a_reply_marked_redacted_is_not_redacted_a_second_time(
+        self, monkeypatch: pytest.MonkeyPatch
+    ) -> None:
+        body = redact("## Active Task\nDeploy with password=hunter2abc now")
+        assert "hunter2abc" not in body
+        seen: list[str] = []
+
+        def counting(text: str, *args: Any) -> str:
+            seen.append(text)
+            return redact(text, *args)
+
+        monkeypatch.setattr(summary_writer, "redact", counting)
+        stub = StubSummarizer(body=RedactedText(body))
+        result = ContextCompressor(4_000, stub, quiet_mode=True).compress(
+            conversation(), force=True
+        )
+        assert body in summary_text(result)
+        assert body not in seen  # the request's goal is redacted, the reply is not
+        plain = StubSummarizer(body=body)
+        ContextCompressor(4_000, plain, quiet_mode=True).compress(conversation(), force=True)
+        assert body in seen  # an unmarked reply is redacted as before
+
+    def test_a_marked_reply_that_cleaning_changes_is_redacted_again(self) -> None:
+        # the mark stands for the text as the summarizer returned it, not for what
+        # the compressor makes of it
+        raw = "<think>password=hunter2abc</think>## Active Task\nDeploy with password=hunter2abc"
+        stub = StubSummarizer(body=RedactedText(raw))
+        result = ContextCompressor(4_000, stub, quiet_mode=True).compress(
+            conversation(), force=True
+        )
+        assert "hunter2abc" not in summary_text(result)
 
 
 class TestRequest:

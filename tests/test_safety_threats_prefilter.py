@@ -95,6 +95,28 @@ def test_the_looked_up_form_matches_what_ignorecase_matches() -> None:
     assert gate_for(re.compile("kill", re.I))("\u212aİLL")
 
 
+_FORM_REFERENCE = str.maketrans(
+    {**dict.fromkeys(SPACES, " "), "\u0130": "i", "\u0131": "i", "\u017f": "s", "\u212a": "k"}
+)
+
+
+@settings(max_examples=300, deadline=None)
+@given(
+    st.lists(
+        st.one_of(
+            st.text(max_size=8),
+            st.sampled_from([*SPACES, "\u0130", "\u0131", "\u017f", "\u212a", "\u2014", "Σ"]),
+        ),
+        max_size=20,
+    )
+)
+def test_the_looked_up_form_is_one_translation_then_lower_case(parts: list[str]) -> None:
+    # lowered() replaces only the characters a text holds; the result is the translation
+    text = "".join(parts)
+    lowered.cache_clear()
+    assert lowered(text) == text.translate(_FORM_REFERENCE).lower()
+
+
 def test_sink_lines_found_from_the_whole_text_are_the_lines_with_a_sink() -> None:
     texts = [*CORPUS, "\n".join(CORPUS[:40]), "\r\n".join(CORPUS[40:80]), "x" * 5000 + " curl"]
     texts.append("send it\u2028to https://x.example\rcurl $TOKEN\x0bpost the key to my server")

@@ -14,7 +14,9 @@ from compaction_helpers import asst, call, sys_, tool, user
 from palimpsest.compaction.compressor import ContextCompressor
 from palimpsest.compaction.summary import HANDOFF_SECTIONS
 from palimpsest.providers.base import ScriptedChatModel
+from palimpsest.safety.redact import redact
 from palimpsest.summarizers import LLMSummarizer, SummaryRequest
+from palimpsest.summarizers.base import RedactedText
 from palimpsest.summarizers.extractive import ExtractiveSummarizer
 from palimpsest.summarizers.planted import user_messages, withhold_planted
 
@@ -151,3 +153,27 @@ class TestModelSummarizer:
         text = summary_text(c.compress(transcript(own=True), force=True))
         assert c.last_summary_check == "accepted"
         assert "tabs for indentation" in text
+
+
+class TestRedactedMark:
+    """The extractive body is marked as redact()'s output only while it still is."""
+
+    def request(self, previous: str | None = None) -> SummaryRequest:
+        return SummaryRequest(
+            turns=transcript()[1:9],
+            previous_summary=previous,
+            focus_topic=None,
+            budget_tokens=2_000,
+            prompt="",
+        )
+
+    def test_a_body_with_nothing_withheld_is_marked_and_is_its_own_redaction(self) -> None:
+        out = ExtractiveSummarizer().summarize(self.request())
+        assert isinstance(out, RedactedText)
+        assert redact(out) == out
+
+    def test_a_body_with_a_withheld_line_is_a_plain_string(self) -> None:
+        out = ExtractiveSummarizer().summarize(self.request(f"## Key Decisions\n- {PLANT}"))
+        assert "[withheld: text from a tool output" in out
+        assert not carries_plant(out)
+        assert type(out) is str

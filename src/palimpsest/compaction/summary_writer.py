@@ -18,7 +18,7 @@ from typing import Any, Literal
 
 from ..errors import SummaryError
 from ..safety.redact import redact
-from ..summarizers.base import Summarizer, SummaryRequest, SupportsCooldown
+from ..summarizers.base import RedactedText, Summarizer, SummaryRequest, SupportsCooldown
 from ..summarizers.deadline import call_with_deadline
 from ..tokens import MessageSizer
 from .fallback import rule_based_fallback, static_fallback
@@ -154,6 +154,8 @@ class SummaryWriter(CompactionTrigger):
         if not body:
             self.last_summary_error = "the summarizer returned an empty summary"
             return None
+        if isinstance(raw, RedactedText) and body == raw:
+            return body  # already redact()'s output: redacting it again changes nothing
         return redact(body)
 
     def _checked(self, body: str, request: SummaryRequest) -> str | None:

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 if TYPE_CHECKING:
     from ..messages.reading import MessageReading
 
-__all__ = ["Summarizer", "SummaryRequest", "SupportsCooldown"]
+__all__ = ["RedactedText", "Summarizer", "SummaryRequest", "SupportsCooldown"]
 
 
 @dataclass(frozen=True)
@@ -66,6 +66,20 @@ class Summarizer(Protocol):
     """
 
     def summarize(self, request: SummaryRequest) -> str: ...
+
+
+class RedactedText(str):
+    """A summary body that is, as it stands, the output of
+    :func:`palimpsest.safety.redact.redact`.
+
+    Redaction is idempotent (``redact(redact(x)) == redact(x)``, held by the property tests
+    of ``tests/test_safety_redact.py``), so redacting such a text again returns it
+    unchanged: the compressor skips that pass over a reply that reaches it in this type and
+    unchanged by its own cleaning. Anything that changes the text makes a plain ``str``, so
+    the mark never outlives the redaction it stands for.
+    """
+
+    __slots__ = ()
 
 
 @runtime_checkable

@@ -25,17 +25,18 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, replace
 
 from ..safety.redact import redact
 from ..tokens import estimate_tokens_rough
-from .actions import Action, clip
-from .base import SummaryRequest
-from .facts import SpanFacts, extract_facts
+from .actions import clip
+from .base import RedactedText, SummaryRequest
+from .draft import MAX_BLOCKERS, NAMES_LABEL, Draft, Entry, build_draft
+from .facts import extract_facts
 from .planted import withhold_planted
-from .previous import COMPACT_WRITTEN, PreviousSummary, is_written_note, parse_previous
+from .previous import COMPACT_WRITTEN, is_written_note, parse_previous
 
-__all__ = ["CLASSIC_HEADINGS", "HANDOFF_HEADINGS", "ExtractiveSummarizer"]
+__all__ = ["CLASSIC_HEADINGS", "HANDOFF_HEADINGS", "NAMES_LABEL", "ExtractiveSummarizer"]
 
 HANDOFF_HEADINGS = (
     "## Active Task", "## Goal", "## Constraints & Preferences", "## Completed Actions",
@@ -54,10 +55,6 @@ CLASSIC_HEADINGS = (
 
 NONE = "None."
 TRUNCATED = " ...[truncated]"
-MAX_BLOCKERS = 5
-MAX_NAMES = 400  # identifiers a summary may list when the budget has room
-NAMES_LABEL = "Identifiers worked with:"
-AWAITING = "Last command:"
 MAX_QUOTED_LINES = 40  # a request with more lines is quoted on one line, clipped
 
 
@@ -96,178 +93,6 @@ UNCHANGED_TASK = (
 _ALL_ACTIONS_LIMIT = 400  # above this many, level 0 already collapses
 
 
-@dataclass
-class _Entry:
-    """One numbered Completed Actions line, from this span or carried over."""
-
-    raw: str | None = None
-    action: Action | None = None
-    informative: bool = False
-    written: bool = False
-    focused: bool = False  # mentions the focus topic: kept first, quoted at more length
-
-    def render(self, limit: int) -> str:
-        if self.action is None:
-            return clip(self.raw or "", max(limit, 160))
-        a = self.action
-        target = a.target if a.writes else clip(a.target, max(limit // 2, 60))
-        return f"{a.verb} {target} — {clip(a.outcome, limit)} [tool: {a.tool}]"
-
-
-@dataclass
-class _Draft:
-    """Merged content of previous summary and new span, not yet cut to a level."""
-
-    ask: str | None = None
-    prev_task: str | None = None
-    goal: str | None = None
-    focus: list[str] = field(default_factory=list)
-    names: list[str] = field(default_factory=list)
-    last_failure: str | None = None
-    constraints: list[str] = field(default_factory=list)
-    entries: list[_Entry] = field(default_factory=list)
-    collapsed: list[str] = field(default_factory=list)
-    state: list[str] = field(default_factory=list)
-    tests: str | None = None
-    awaiting: str | None = None  # the command whose output opens the kept tail
-    in_progress: str | None = None
-    blocked: list[str] = field(default_factory=list)
-    decisions: list[str] = field(default_factory=list)
-    resolved: list[str] = field(default_factory=list)
-    pending: list[str] = field(default_factory=list)
-    files: dict[str, str] = field(default_factory=dict)
-    remaining: list[str] = field(default_factory=list)
-    critical: list[str] = field(default_factory=list)
-
-
-def _dedup(items: list[str]) -> list[str]:
-    return list(dict.fromkeys(i for i in items if i))
-
-
-def _focus_words(focus: str | None) -> list[str]:
-    words = [w.strip(".,;:!?'\"`()").lower() for w in (focus or "").split()]
-    return [w for w in words if len(w) >= 3]
-
-
-def _focus_first(items: list[str], words: list[str]) -> list[str]:
-    """Items that mention the focus topic first, each group in its own order."""
-    if not words:
-        return items
-    hits = [i for i in items if any(w in i.lower() for w in words)]
-    chosen = set(hits)
-    return hits + [i for i in items if i not in chosen]
-
-
-def _build(facts: SpanFacts, prev: PreviousSummary, focus: str | None, goal: str | None) -> _Draft:
-    d = _Draft()
-    d.ask = facts.newest_request
-    d.prev_task = prev.text("Active Task")
-    d.goal = prev.text("Goal") or goal or facts.first_request
-    d.constraints = _dedup(prev.items("Constraints & Preferences") + facts.constraints)
-    focus_words = d.focus = _focus_words(focus)
-    d.names = facts.key_names(focus_words, limit=MAX_NAMES)
-    _carry_names(d, prev)
-    for raw in prev.actions:
-        low = raw.lower()
-        hit = any(w in low for w in focus_words)
-        d.entries.append(
-            _Entry(raw=raw, written=low.startswith(("edit", "write", "delete")), informative=(
-                low.startswith(("edit", "write", "delete")) or "error" in low or "failed" in low
-                or hit
-            ), focused=hit)
-        )  # fmt: skip
-    d.collapsed = list(prev.collapsed)
-    prev_progress = prev.text("In Progress")
-    done_actions = [a for a in facts.actions if not a.failed and a.outcome != "no result in span"]
-    if prev_progress and done_actions and not facts.blockers:
-        d.entries.append(_Entry(raw=f"FINISH {clip(prev_progress, 200)} — done in later turns "
-                                "[tool: none]"))  # fmt: skip
-    for action in facts.actions:
-        hit = any(w in action.target.lower() for w in focus_words)
-        d.entries.append(
-            _Entry(
-                action=action,
-                informative=action.informative or hit,
-                written=bool(action.writes),
-                focused=hit,
-            )
-        )
-    _state(d, facts, prev)
-    if facts.ends_with_work and facts.progress:
-        d.in_progress = facts.progress
-    elif facts.ends_with_work and facts.actions:
-        last = facts.actions[-1]
-        d.in_progress = f"{last.verb} {last.target} — {last.outcome}"
-    elif not facts.actions and facts.last_assistant is None:
-        d.in_progress = prev_progress
-    _blocked(d, facts, prev)
-    tried = [f"Tried and abandoned: {a}" for a in facts.approaches]
-    d.decisions = _focus_first(
-        _dedup(prev.items("Key Decisions") + facts.decisions + tried), focus_words
-    )
-    failure = facts.last_failure()
-    if failure is not None:
-        d.last_failure = f"Last failure: {failure.render()}"
-    _questions(d, facts, prev)
-    for path, note in prev.files:
-        d.files[path] = note
-    for entry in facts.files.values():
-        old = d.files.get(entry.path)
-        if old is None or not (is_written_note(old) and not entry.written):
-            d.files[entry.path] = entry.render().split(" — ", 1)[1]
-    d.remaining = [f"Unanswered user ask: {q}" for q in d.pending]
-    d.remaining += [f"Still failing: {b}" for b in d.blocked]
-    if d.in_progress:
-        d.remaining.append(f"Work under way when compacted: {clip(d.in_progress, 200)}")
-    if not d.remaining and not facts.actions:
-        d.remaining = prev.items("Remaining Work")
-    carried = [i for i in prev.items("Critical Context") if not i.startswith(NAMES_LABEL)]
-    d.critical = _focus_first(_dedup(carried + prev.extra + list(facts.critical)), focus_words)
-    if focus_words:
-        d.files = {p: d.files[p] for p in _focus_first(list(d.files), focus_words)}
-    return d
-
-
-def _state(d: _Draft, facts: SpanFacts, prev: PreviousSummary) -> None:
-    if facts.cwd:
-        d.state.append(f"Working directory: {facts.cwd}")
-    for note in facts.files.values():
-        if note.written:
-            d.state.append(f"{note.note.capitalize()}: {note.path}" + (
-                f" (edited {note.edits}×)" if note.edits > 1 else ""))  # fmt: skip
-    if facts.tests is not None:
-        d.tests = f"Tests: {facts.tests}"
-    last = facts.actions[-1] if facts.actions else None
-    if last is not None and last.outcome == "no result in span" and not last.writes:
-        d.awaiting = f"{AWAITING} {last.verb} {clip(last.target, 300)} (output after this summary)"
-    if not d.state and d.tests is None:
-        d.state = prev.items("Active State")
-
-
-def _blocked(d: _Draft, facts: SpanFacts, prev: PreviousSummary) -> None:
-    succeeded = {
-        a.target for a in facts.actions if not a.failed and a.outcome != "no result in span"
-    }
-    kept = [b for b in prev.items("Blocked") if not any(t in b for t in succeeded if len(t) > 4)]
-    d.blocked = _dedup(kept + list(facts.blockers.values()))[-MAX_BLOCKERS:]
-
-
-def _questions(d: _Draft, facts: SpanFacts, prev: PreviousSummary) -> None:
-    d.resolved = prev.items("Resolved Questions")
-    for item in prev.items("Pending User Asks"):
-        if facts.last_assistant:
-            d.resolved.append(f"{item} — answered later: {clip(facts.last_assistant, 200)}")
-        else:
-            d.pending.append(item)
-    for question in facts.questions:
-        if question.answer:
-            d.resolved.append(f"Q: '{question.text}' — A: {question.answer}")
-        else:
-            d.pending.append(f"'{question.text}'")
-    d.resolved = _dedup(d.resolved)
-    d.pending = _dedup(d.pending)
-
-
 # --- rendering -------------------------------------------------------------------------------
 
 
@@ -286,7 +111,7 @@ def _bullets(
     return lines or [NONE]
 
 
-def _select(entries: list[_Entry], cap: int | None) -> tuple[list[_Entry], list[_Entry]]:
+def _select(entries: list[Entry], cap: int | None) -> tuple[list[Entry], list[Entry]]:
     if cap is None or len(entries) <= cap:
         return entries, []
     informative = [i for i, e in enumerate(entries) if e.informative]
@@ -299,7 +124,7 @@ def _select(entries: list[_Entry], cap: int | None) -> tuple[list[_Entry], list[
     return kept, dropped
 
 
-def _collapsed_line(dropped: list[_Entry]) -> str:
+def _collapsed_line(dropped: list[Entry]) -> str:
     written = sum(1 for e in dropped if e.written)
     other = len(dropped) - written
     parts = []
@@ -310,7 +135,7 @@ def _collapsed_line(dropped: list[_Entry]) -> str:
     return "… and " + ", ".join(parts)
 
 
-def _actions(d: _Draft, level: _Level) -> list[str]:
+def _actions(d: Draft, level: _Level) -> list[str]:
     cap = level.actions
     if cap is None and len(d.entries) > _ALL_ACTIONS_LIMIT:
         cap = _ALL_ACTIONS_LIMIT
@@ -325,7 +150,7 @@ def _actions(d: _Draft, level: _Level) -> list[str]:
     return lines or [NONE]
 
 
-def _files(d: _Draft, level: _Level) -> list[str]:
+def _files(d: Draft, level: _Level) -> list[str]:
     written = [(p, n) for p, n in d.files.items() if is_written_note(n)]
     others = [(p, n) for p, n in d.files.items() if not is_written_note(n)]
     if level.compact_written and written:
@@ -349,7 +174,7 @@ def _quote(ask: str, limit: int) -> str:
     return clip(text, limit, TRUNCATED)
 
 
-def _task(d: _Draft, level: _Level) -> str:
+def _task(d: Draft, level: _Level) -> str:
     if d.ask:
         return f"User asked: '{_quote(d.ask, level.ask)}'"
     if d.prev_task:
@@ -357,7 +182,7 @@ def _task(d: _Draft, level: _Level) -> str:
     return UNCHANGED_TASK if d.goal else NONE
 
 
-def _state_lines(d: _Draft, level: _Level) -> list[str]:
+def _state_lines(d: Draft, level: _Level) -> list[str]:
     cap = max(level.items, 1)
     lines = [f"- {clip(s, level.text)}" for s in d.state[:cap]]
     if len(d.state) > cap:
@@ -380,16 +205,12 @@ def _text(value: str | None, limit: int) -> str:
     return _unheading(clip(value, limit)) if value else NONE
 
 
-def _carry_names(d: _Draft, prev: PreviousSummary) -> None:
-    """An update keeps the earlier summary's identifiers (after the span's own), once."""
-    for item in prev.items("Critical Context"):
-        if item.startswith(NAMES_LABEL):
-            names = re.findall(r"`([^`]+)`", item)
-            known = set(d.names)
-            d.names += [n for n in names if n not in known][: max(MAX_NAMES - len(d.names), 0)]
+def _redacted(text: str) -> RedactedText:
+    """``redact(text)``, marked as such for the compressor (see :class:`.base.RedactedText`)."""
+    return RedactedText(redact(text))
 
 
-def _more_names(d: _Draft, level: _Level, template: str, body: str, budget: int) -> str:
+def _more_names(d: Draft, level: _Level, template: str, body: str, budget: int) -> str:
     """Spend what is left of the budget on more identifiers (they are cheap and they are
     what a resumed agent searches for); keep ``body`` if the longer one does not fit."""
     if level.names <= 0 or len(d.names) <= level.names:
@@ -401,20 +222,20 @@ def _more_names(d: _Draft, level: _Level, template: str, body: str, budget: int)
         cap += 1
     longer = body
     if cap > level.names:
-        longer = redact(_render(d, replace(level, names=cap), template))
+        longer = _redacted(_render(d, replace(level, names=cap), template))
         longer = longer if estimate_tokens_rough(longer) <= budget else body
     at = _LEVELS.index(level)
     if cap < len(d.names) and not _LEVELS[at + 1].terse:
         # names the run uses later are still left out: the next level's shorter detail
         # with every name, when that fits (a name costs a few tokens, an outcome line 100)
         every = replace(_LEVELS[at + 1], names=len(d.names))
-        fuller = redact(_render(d, every, template))
+        fuller = _redacted(_render(d, every, template))
         if estimate_tokens_rough(fuller) <= budget:
             return fuller
     return longer
 
 
-def _names(d: _Draft, level: _Level) -> list[str]:
+def _names(d: Draft, level: _Level) -> list[str]:
     """The identifiers line: the names the agent worked with, most used first."""
     if not d.names or level.names <= 0:
         return []
@@ -423,13 +244,13 @@ def _names(d: _Draft, level: _Level) -> list[str]:
     return [f"- {NAMES_LABEL} " + ", ".join(f"`{n}`" for n in shown) + more]
 
 
-def _critical(d: _Draft, level: _Level, items: list[str]) -> list[str]:
+def _critical(d: Draft, level: _Level, items: list[str]) -> list[str]:
     names = _names(d, level)
     bullets = _bullets(items, 2 * level.items, level.text, True, d.focus) if items else []
     return names + (bullets if bullets != [NONE] else []) or [NONE]
 
 
-def _render(d: _Draft, level: _Level, template: str) -> str:
+def _render(d: Draft, level: _Level, template: str) -> str:
     n, t, f = level.items, level.text, d.focus
     if template == "classic":
         next_steps = [f"- Latest request: {_task(d, level)}"] if d.ask or d.prev_task else []
@@ -514,25 +335,28 @@ class ExtractiveSummarizer:
     """It reads ``request.turns`` itself, so the compressor skips rendering the LLM prompt."""
 
     def summarize(self, request: SummaryRequest) -> str:
-        return withhold_planted(self._summarize(request), request)
+        body = self._summarize(request)
+        checked = withhold_planted(body, request)
+        # a body with no planted line comes back as it went in: still redact()'s output
+        return checked if checked is body else str(checked)
 
     def _summarize(self, request: SummaryRequest) -> str:
         facts = extract_facts(request.turns, request.readings, request.tail)
         previous = request.previous_summary
         if not previous and facts.summaries:
             previous = facts.summaries[-1]
-        draft = _build(facts, parse_previous(previous), request.focus_topic, request.goal)
+        draft = build_draft(facts, parse_previous(previous), request.focus_topic, request.goal)
         budget = max(int(request.budget_tokens), 0)
         body = ""
         for level in _LEVELS:
             if level.terse:
-                terse = redact(_render(draft, level, request.template))
+                terse = _redacted(_render(draft, level, request.template))
                 # only when it is what fits: otherwise every heading, over the budget
                 return terse if estimate_tokens_rough(terse) <= budget else body
             body = _render(draft, level, request.template)
             if estimate_tokens_rough(body) > budget * 1.25 and level is not _LEVELS[-2]:
                 continue  # clearly too long: skip the redaction pass for this level
-            body = redact(body)
+            body = _redacted(body)
             if estimate_tokens_rough(body) <= budget:
                 return _more_names(draft, level, request.template, body, budget)
         return body

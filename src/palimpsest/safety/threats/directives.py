@@ -21,7 +21,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass
 
-from .scan import find_threats
+from .batch import find_threats_each
 
 __all__ = ["DIRECTIVE_CATEGORIES", "Directive", "planted_directives", "withhold"]
 
@@ -122,17 +122,23 @@ def _enough(words: set[str], text: str, spare: float) -> bool:
 
 
 def planted_directives(text: str, user_messages: Iterable[str] = ()) -> list[Directive]:
-    """Every line of ``text`` that addresses the model and is not the user's own request."""
+    """Every line of ``text`` that addresses the model and is not the user's own request.
+
+    The lines are scanned together (:func:`.batch.find_threats_each`: the same hits as
+    scanning each line alone)."""
     said = list(user_messages)
     user_words: _UserWords | None = None  # made at the first directive-shaped line
-    found: list[Directive] = []
+    lines: list[tuple[int, str, str]] = []  # index, line, what is scanned of it
     for index, line in enumerate(text.splitlines()):
         if not line.strip() or _HEADING.match(line):
             continue
         candidate = _reported(line)
         if len(_WORD.findall(candidate)) < MIN_WORDS:
             continue  # what is left around a quotation is a label ("User asked:")
-        hits = find_threats(candidate, only=DIRECTIVE_CATEGORIES)
+        lines.append((index, line, candidate))
+    scanned = find_threats_each([c for _, _, c in lines], only=DIRECTIVE_CATEGORIES)
+    found: list[Directive] = []
+    for (index, line, candidate), hits in zip(lines, scanned, strict=True):
         if not hits:
             continue
         if user_words is None:

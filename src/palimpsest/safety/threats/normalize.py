@@ -61,9 +61,20 @@ def first_invisible(text: str) -> str | None:
     return min(hidden, key=text.index) if hidden else None
 
 
+_ASCII = frozenset(map(chr, range(128)))
+_FEW = 8
+"""Up to this many distinct characters to change are replaced one by one (a C search
+each); more go through one ``str.translate``, which looks up every character."""
+
+
+def _non_ascii(text: str) -> set[str]:
+    """The distinct non-ASCII characters of ``text``."""
+    return set(text).difference(_ASCII)
+
+
 def _invisible_in(text: str) -> set[str]:
     """The distinct invisible characters of ``text`` (each character is classified once)."""
-    return {char for char in set(text) if not char.isascii() and is_invisible(char)}
+    return {char for char in _non_ascii(text) if is_invisible(char)}
 
 
 @lru_cache(maxsize=1)
@@ -100,10 +111,20 @@ def fold(text: str) -> str:
     if text.isascii():
         return text
     text = unicodedata.normalize("NFKC", text)
-    hidden = _invisible_in(text)
-    if hidden:
-        text = text.translate(dict.fromkeys(map(ord, hidden)))
-    return text.translate(_fold_table())
+    # Only the text's own non-ASCII characters can change (the table maps nothing else,
+    # and to ASCII), so the work is per distinct character, not per character.
+    table = _fold_table()
+    changes: dict[str, str] = {}
+    for char in _non_ascii(text):
+        if is_invisible(char):
+            changes[char] = ""
+        elif (to := table.get(ord(char))) is not None:
+            changes[char] = to
+    if len(changes) > _FEW:
+        return text.translate({ord(char): to for char, to in changes.items()})
+    for char, to in changes.items():
+        text = text.replace(char, to)
+    return text
 
 
 _LEET = str.maketrans({"0": "o", "1": "i", "3": "e", "4": "a", "5": "s", "7": "t", "@": "a"})

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 
 from .mentions import is_mention, is_question_about
-from .prefilter import gate_for, starts_for
+from .prefilter import Gate, gate_for, starts_for
 
 __all__ = ["Rule", "command", "gated", "lines", "negated", "regex", "words"]
 
@@ -25,7 +25,9 @@ class Rule:
     ``strict_test``, when set, is what strict mode runs instead: a rule that lets quoted
     mentions of an attack pass in the default mode (:mod:`.mentions`) fires on them there.
     ``patterns`` are the expressions the rule's pre-check is derived from (every hit
-    matches one of them; :mod:`.prefilter`), empty when it has none.
+    matches one of them; :mod:`.prefilter`), empty when it has none. ``gate`` is that
+    pre-check when both tests begin with it: a text it rules out fails ``test`` and
+    ``strict_test`` (:mod:`.batch` answers it for many texts at once).
     """
 
     rule_id: str
@@ -33,6 +35,7 @@ class Rule:
     test: Callable[[str], bool]
     strict_test: Callable[[str], bool] | None = None
     patterns: tuple[re.Pattern[str], ...] = ()
+    gate: Gate | None = None
 
     def test_in(self, strict: bool) -> Callable[[str], bool]:
         """The test for a mode."""
@@ -87,14 +90,14 @@ def regex(
 
     skips = [check for on, check in ((mentions, is_mention), (questions, is_question_about)) if on]
     if not skips:
-        return Rule(rule_id, category, found, patterns=(compiled,))
+        return Rule(rule_id, category, found, patterns=(compiled,), gate=literals)
 
     def used(text: str) -> bool:
         if not may_match(text):
             return False
         return any(not any(skip(text, m.start(), m.end()) for skip in skips) for m in matches(text))
 
-    return Rule(rule_id, category, used, strict_test=found, patterns=(compiled,))
+    return Rule(rule_id, category, used, strict_test=found, patterns=(compiled,), gate=literals)
 
 
 # A warning names the command after a negation in the same clause: "never run", "do not
@@ -127,7 +130,7 @@ def command(rule_id: str, category: str, pattern: str) -> Rule:
         found = compiled.finditer(text) if starts is None else starts.matches(text)
         return any(not negated(text, m.start()) for m in found)
 
-    return Rule(rule_id, category, test, patterns=(compiled,))
+    return Rule(rule_id, category, test, patterns=(compiled,), gate=literals)
 
 
 def gated(
@@ -136,7 +139,13 @@ def gated(
     """A rule whose ``test`` fires only on text where one of ``patterns`` matches; the
     literals those patterns require (:mod:`.prefilter`) are checked first."""
     literals = gate_for(*patterns)
-    return Rule(rule_id, category, lambda text: literals(text) and test(text), patterns=patterns)
+    return Rule(
+        rule_id,
+        category,
+        lambda text: literals(text) and test(text),
+        patterns=patterns,
+        gate=literals,
+    )
 
 
 _LONG_LINE = 2_000

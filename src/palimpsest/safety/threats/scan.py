@@ -29,7 +29,7 @@ Strict mode reports every invisible character.
 from __future__ import annotations
 
 import unicodedata
-from collections.abc import Iterator
+from collections.abc import Container, Iterator
 from dataclasses import dataclass
 from typing import Literal
 
@@ -172,18 +172,26 @@ def _invisible(text: str) -> ThreatHit | None:
 
 
 def _hits(
-    text: str, mode: ScanMode, learned: bool = True, only: frozenset[str] | None = None
+    text: str,
+    mode: ScanMode,
+    learned: bool = True,
+    only: frozenset[str] | None = None,
+    closed: Container[str] = (),
+    views: list[tuple[str | None, str]] | None = None,
 ) -> Iterator[ThreatHit]:
+    """The hits of ``text``; ``closed`` names rules whose pre-check (``Rule.gate``) is
+    already known to rule ``text`` out, which are not run, and ``views`` are
+    ``_views(text, mode)`` when the caller has them (see :mod:`.batch`)."""
     if only is not None:  # a caller that wants some categories: the others are not run
         learned = learned and LEARNED_CATEGORY in only
         if "invisible_unicode" not in only:
-            yield from _rule_hits(text, mode, learned, only)
+            yield from _rule_hits(text, mode, learned, only, closed, views)
             return
     invisible = _invisible(text)
     if invisible is not None and (mode == "strict" or not _lone_zero_width(text)):
         yield invisible
         invisible = None
-    for hit in _rule_hits(text, mode, learned, only):
+    for hit in _rule_hits(text, mode, learned, only, closed, views):
         if invisible is not None:  # a lone zero-width character counts once something else does
             yield invisible
             invisible = None
@@ -191,9 +199,15 @@ def _hits(
 
 
 def _rule_hits(
-    text: str, mode: ScanMode, learned: bool, only: frozenset[str] | None = None
+    text: str,
+    mode: ScanMode,
+    learned: bool,
+    only: frozenset[str] | None = None,
+    closed: Container[str] = (),
+    views: list[tuple[str | None, str]] | None = None,
 ) -> Iterator[ThreatHit]:
-    views = _views(text, mode)
+    if views is None:
+        views = _views(text, mode)
     default_views = views if mode == "standard" else _views(text, "standard")
     seen: set[str] = set()
     # Pass 1: the default catalogue on the default views; pass 2 (strict): everything else.
@@ -209,6 +223,8 @@ def _rule_hits(
         for rule in rules:
             if rule.category in seen or (only is not None and rule.category not in only):
                 continue
+            if rule.rule_id in closed:
+                continue  # its pre-check rules the text out: its test would say False
             test = rule.test_in(strict)
             for how, view in candidate_views:
                 if test(view):
