@@ -264,8 +264,9 @@ class TestMessagesAndStore:
             # One note at a time: every write re-scans each entry in the file, so 185 notes
             # kept together made this test quadratic.
             store.remove("memory", row["text"])
-        # The learned detector refuses one note of the 185 ("The user said to disregard
-        # the flaky test ... for now", score just over its threshold; docs/benchmarks.md).
+        # The learned detector refuses one note of the 185 ("Messages have a role field:
+        # system, user, assistant or tool.", score just over its threshold;
+        # docs/benchmarks.md).
         assert len(learned) <= 1, learned
         assert stored >= len(BENIGN) - 4
 
