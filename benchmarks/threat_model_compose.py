@@ -20,6 +20,8 @@ import subprocess
 from itertools import product
 from pathlib import Path
 
+from threat_model_compose_register import register_rows
+
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "tests" / "data" / "threats" / "training" / "own_composed.jsonl"
 STDLIB_OUT = ROOT / "tests" / "data" / "threats" / "training" / "python_stdlib_docstrings.jsonl"
@@ -647,6 +649,9 @@ def _rows() -> list[dict[str, str]]:
             add(template.format(x=topic), "benign", "question_l10n", lang)
     for template, pref in product(STANDING_PREF_TEMPLATES, STANDING_PREFS):
         add(template.format(p=pref), "benign", "request", "en")
+    # Added for issue 20's second round: talk about instructions vs. instructions, standing
+    # orders, compressed escalations, comments and markup (own seed: rows above unchanged).
+    register_rows(add)
     return rows
 
 

@@ -72,25 +72,39 @@ BENIGN_GROUP = {
     "real_request": "real questions",
 }
 TARGET_FP = {
-    "questions": 0.02,
-    "developer notes": 0.02,
+    "questions": 0.005,
+    "developer notes": 0.005,
     "docstrings": 0.005,
     "real developer notes": 0.005,
-    "real questions": 0.005,
+    "real questions": 0.01,
 }
-"""Out-of-fold share of each benign training group that may be flagged. The composed
-questions and developer notes were written to look like attacks (each uses an attack's
-vocabulary), so they are far harder than what reaches a memory file, and letting them set
-a 0.5% bar made the threshold refuse fewer attacks for no measured gain on real text; text
-written by others (real notes and questions, docstrings) keeps the 0.5% bar."""
+"""Out-of-fold share of each benign training group that may be flagged; the strictest
+group decides. 0.5% for every group but the real questions, which are 459 rows: there 0.5%
+is the score of their third highest row, a number that moved from 0.70 to 1.56 between two
+trainings on nearly the same data, so they get 1% (the fifth).
+
+Until the second round the composed questions and developer notes had a 2% bar: they were
+written to carry an attack's vocabulary and were thought harder than what reaches a memory
+file. They now also hold notes in the team's register (what a system prompt tells a model,
+reports of attacks, ops notes that override or bypass things), which is what the issue's
+false positives look like, so they get the same 0.5% as text by others. On the validation
+rows (own_written_holdout.jsonl, own_hard_negatives.jsonl, the rule corpus' benign notes)
+the 2% bar gave a threshold of 0.34 that flagged 6 of 133 hand-written hard notes and 4 of
+185 corpus notes; the 0.5% bar gives about 0.8."""
 L2 = 1e-5
 STEPS = 400
 
 
-def load_rows() -> list[dict[str, str]]:
+def load_rows() -> tuple[list[dict[str, str]], str]:
+    """The training rows, and the SHA-256 of the bytes they were read from (recorded in the
+    weights' header: hashing the files again at the end would record a file edited while
+    the model trained)."""
     rows: list[dict[str, str]] = []
+    digest = hashlib.sha256()
     for name in TRAIN_SOURCES:
-        for line in (TRAINING / name).read_text(encoding="utf-8").splitlines():
+        raw = (TRAINING / name).read_bytes()
+        digest.update(raw)
+        for line in raw.decode("utf-8").splitlines():
             if not line.strip():
                 continue
             row = json.loads(line)
@@ -99,7 +113,7 @@ def load_rows() -> list[dict[str, str]]:
             if name.startswith("real_"):
                 row = {**row, "kind": f"real_{row['kind']}"}
             rows.extend([row] * (PUBLIC_WEIGHT if name.startswith("public_") else 1))
-    return rows
+    return rows, digest.hexdigest()
 
 
 def featurise(rows: list[dict[str, str]]) -> tuple[list[list[int]], list[int], list[int]]:
@@ -188,7 +202,11 @@ def _row_scores(
 
 
 def choose_threshold(
-    rows: list[dict[str, str]], samples: list[list[int]], labels: list[int], owner: list[int]
+    rows: list[dict[str, str]],
+    samples: list[list[int]],
+    labels: list[int],
+    owner: list[int],
+    oof_out: Path | None = None,
 ) -> float:
     """The logit above which a row is flagged, from 5-fold out-of-fold scores."""
     folds = np.asarray([int(hashlib.sha256(r["text"].encode()).hexdigest(), 16) % 5 for r in rows])
@@ -200,6 +218,16 @@ def choose_threshold(
         scores = _row_scores(w, b, samples, owner, len(rows))
         held = folds == fold
         oof[held] = scores[held]
+    if oof_out is not None:  # to study the threshold rule without training again
+        oof_out.write_text(
+            json.dumps(
+                [
+                    {"label": r["label"], "kind": r["kind"], "score": round(float(z), 4)}
+                    for r, z in zip(rows, oof, strict=True)
+                ]
+            ),
+            encoding="utf-8",
+        )
     attack = oof[[r["label"] == "attack" for r in rows]]
     # Per group of benign text, so a mass of easy negatives (docstrings) cannot pull the
     # threshold down: the strictest group decides.
@@ -230,9 +258,12 @@ def main() -> None:
         out = Path(sys.argv[sys.argv.index("--out") + 1])
     if "--l2" in sys.argv:
         L2 = float(sys.argv[sys.argv.index("--l2") + 1])
-    rows = load_rows()
+    oof_out = None
+    if "--oof-out" in sys.argv:  # the out-of-fold score of every training row, as JSON
+        oof_out = Path(sys.argv[sys.argv.index("--oof-out") + 1])
+    rows, digest = load_rows()
     samples, labels, owner = featurise(rows)
-    threshold = choose_threshold(rows, samples, labels, owner)
+    threshold = choose_threshold(rows, samples, labels, owner, oof_out)
     w, b = fit_binary(samples, labels)
     attack_samples = [s for s, lab in zip(samples, labels, strict=True) if lab]
     attack_kinds = [
@@ -241,9 +272,6 @@ def main() -> None:
     kw, kb = fit_kinds(attack_samples, attack_kinds)
     binary, scale = quantise(w)
     kind_bytes, kind_scale = quantise(kw)
-    digest = hashlib.sha256(
-        b"".join((TRAINING / name).read_bytes() for name in TRAIN_SOURCES)
-    ).hexdigest()
     meta = {
         "format": 1,
         "buckets": BUCKETS,

@@ -37,6 +37,8 @@ def test_weights_match_the_committed_training_data() -> None:
     held_out = {
         "own_written_holdout.jsonl",
         "own_written_holdout2.jsonl",
+        "own_written_holdout3.jsonl",
+        "own_hard_negatives.jsonl",
         "public_bipia_test.jsonl",
     }
     assert not held_out & set(names) and "public_promptinject.jsonl" not in names
@@ -141,9 +143,19 @@ def benchmarks_train() -> ModuleType:
 def test_training_reads_only_the_train_rows_of_split_files() -> None:
     assert set(REAL_BENIGN) <= set(_meta()["trained_on"])  # type: ignore[arg-type]
     train = benchmarks_train()
-    texts = {row["text"] for row in train.load_rows()}
+    rows, digest = train.load_rows()
+    texts = {row["text"] for row in rows}
     held = [r["text"] for r in _real_rows() if r["split"] != "train"]
     assert held and not texts & set(held)
+    assert digest == _meta()["training_sha256"]
+    # No row of the hand-written test files (nor a hard negative, kept for validation) is
+    # trained on. (Two rows of own_written_holdout.jsonl, the validation file, are also
+    # composed rows; that predates this check.)
+    for name in ("own_written_holdout2.jsonl", "own_written_holdout3.jsonl",
+                 "own_hard_negatives.jsonl"):  # fmt: skip
+        lines = (TRAINING / name).read_text(encoding="utf-8").splitlines()
+        kept = {json.loads(line)["text"] for line in lines if line.strip()}
+        assert not texts & kept, name
 
 
 def test_real_validation_notes_and_questions_are_rarely_refused() -> None:

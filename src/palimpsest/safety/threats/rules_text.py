@@ -384,7 +384,11 @@ TEXT_RULES: tuple[Rule, ...] = (
         "role_hijack",
         "identity_hijack",
         r"\byou(?:'re|\s+are)\s+now\s+(?!(?:in|on|at|inside|logged|connected|ready|done|able|using|set|up|"
-        r"running|working|on|all|good|free\s+to\s+(?:go|leave)|finished|authenticated|signed)\b)\S",
+        r"running|working|on|all|good|free\s+to\s+(?:go|leave)|finished|authenticated|signed)\b)"
+        # A rank in the speaker's eyes ("you're now my go-to for grammar", "you are now the
+        # third person I've asked") places the reader, it gives them no identity.
+        r"(?!(?:my|the)\s+(?:go-?to\b|(?:first|second|third|fourth|fifth|last|\d+(?:st|nd|rd|th))\s+"
+        r"(?:person|one|people|human|to)\b))\S",
         mentions=True,
     ),
     regex(
