@@ -7,6 +7,7 @@ helpers) and the rule that importing palimpsest does no work: no files, no netwo
 from __future__ import annotations
 
 import ast
+import functools
 import subprocess
 import sys
 from pathlib import Path
@@ -53,12 +54,20 @@ def test_module_imports_alone_and_writes_nothing(module: str, tmp_path: Path) ->
 SRC = Path(__file__).resolve().parents[1] / "src" / "palimpsest"
 
 
+@functools.cache
+def _import_statements(path: Path) -> tuple[ast.Import | ast.ImportFrom, ...]:
+    """The import statements of a source file, parsed once for every test that reads them
+    (three tests walk the whole package; the nodes are only read)."""
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    return tuple(node for node in ast.walk(tree) if isinstance(node, ast.Import | ast.ImportFrom))
+
+
 def _imports_of(path: Path) -> list[str]:
     """Absolute dotted names a module imports (relative imports resolved)."""
     # The package a module's relative imports start from: its folder, for __init__ too.
     package = ["palimpsest", *path.relative_to(SRC).parent.parts]
     names: list[str] = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in _import_statements(path):
         if isinstance(node, ast.ImportFrom):
             base = package[: len(package) - (node.level - 1)] if node.level else []
             module = ".".join([*base, node.module] if node.module else base)
@@ -123,7 +132,7 @@ def _imported_names(path: Path) -> list[str]:
     is already importing when its own modules run)."""
     package = ["palimpsest", *path.relative_to(SRC).parent.parts]
     names: list[str] = []
-    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+    for node in _import_statements(path):
         if isinstance(node, ast.ImportFrom):
             base = package[: len(package) - (node.level - 1)] if node.level else []
             module = ".".join([*base, node.module] if node.module else base)
