@@ -125,6 +125,15 @@ _PIECES = st.sampled_from(
 )
 
 
+def test_a_value_masked_late_still_takes_the_wrapped_tail_after_it() -> None:
+    """Found by hypothesis: the repeat of a named value is masked after the wrapped-tail
+    pass ran, and the line after it was left for a second redaction to take."""
+    text = "password=N7vq!kR2wPz9 N7vq!kR2wPz9 \n Qm4x9Lw2Zr7k"
+    out = redact(text)
+    assert out == f"password={REDACTED} {REDACTED} \n {REDACTED}"
+    assert redact(out) == out
+
+
 @settings(max_examples=150, deadline=None)
 @given(st.lists(_PIECES, max_size=12))
 def test_once_named_a_value_never_shows_and_redaction_stays_idempotent(parts: list[str]) -> None:

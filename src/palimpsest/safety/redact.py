@@ -286,11 +286,17 @@ def _redact(text: str, known: frozenset[str], found: list[str]) -> tuple[str, fr
         if redacted == text:
             break
         text = redacted
-    text = on_escaped_lines(text, lambda lines: redact_continuations(lines, found))
-    revealed = frozenset(carried_values(found[start:])) if len(found) > start else frozenset()
-    carried = revealed | known if known else revealed
-    if carried:
-        text = mask_values(text, carried)[0]
+    revealed: frozenset[str] = frozenset()
+    for _ in range(_MAX_ROUNDS):
+        # A value masked below can head a wrapped key's tail on the next line, and a tail
+        # found there is a value to mask: repeat until neither changes the text.
+        text = on_escaped_lines(text, lambda lines: redact_continuations(lines, found))
+        revealed = frozenset(carried_values(found[start:])) if len(found) > start else revealed
+        carried = revealed | known if known else revealed
+        masked = mask_values(text, carried)[0] if carried else text
+        if masked == text:
+            break
+        text = masked
     return text, revealed
 
 
