@@ -8,6 +8,7 @@ autocheckpoint is off while it runs), and stop with the store.
 from __future__ import annotations
 
 import os
+import threading
 import time
 from pathlib import Path
 
@@ -143,3 +144,27 @@ def test_appends_wait_at_most_about_one_step(tmp_path: Path) -> None:
         # Generous for a loaded CI machine; an in-write merge of 64 pages per level or a
         # checkpoint would show as a much longer spike only at scale (see benchmarks).
         assert worst < 0.5, worst
+
+
+def test_a_starved_thread_hands_the_wal_bound_to_the_writer(tmp_path: Path) -> None:
+    """The thread is started but never scheduled (its wake-ups go nowhere): the WAL must
+    still stop growing, because the writer's own autocheckpoint comes back past the hard
+    size, and go off again once a checkpoint has reset the file."""
+    path = tmp_path / "s.db"
+    policy = UpkeepPolicy(wal_checkpoint_bytes=1 << 20, wal_hard_bytes=2 << 20)
+    with SessionStore(path, background_upkeep=False) as store:
+        upkeep = BackgroundUpkeep(store.database, policy)
+        upkeep.attach()
+        store.database.set_wal_autocheckpoint(0)  # what start() does before its thread runs
+        upkeep._thread = threading.Thread(target=lambda: None)  # started, never runs a step
+        sid = store.create_session()
+        largest = 0
+        for i in range(6_000):
+            store.append_message(sid, "user", f"{WORDS[i % len(WORDS)]} turn {i} " + "x" * 400)
+            largest = max(largest, _wal_bytes(path))
+        assert upkeep.stats.writer_backstops >= 1
+        assert upkeep.stats.checkpoints == 0  # the thread itself did nothing
+        # hard size plus one autocheckpoint interval of SQLite (1000 pages of 4 KiB)
+        assert largest < (2 << 20) + 1000 * 4096 + (1 << 20), largest
+        upkeep._thread = None
+        upkeep.stop()

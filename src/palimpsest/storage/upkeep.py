@@ -85,6 +85,9 @@ class UpkeepStats:
     longest_locked_checkpoint_seconds: float = 0.0
     deferred_checkpoints: int = 0
     checkpoint_seconds: float = 0.0
+    writer_backstops: int = 0
+    """Times the WAL passed the hard size between two checkpoints of the thread, so the
+    writer's own autocheckpoint was turned on (see ``_writer_backstop``)."""
     errors: int = 0
 
 
@@ -106,6 +109,7 @@ class BackgroundUpkeep:
         self._wake = threading.Event()
         self._idle = threading.Event()
         self._stopped = False
+        self._writer_checkpoints = False  # see _writer_backstop
         self._tasks: list[Callable[[], bool]] = []
 
     def add_task(self, task: Callable[[], bool]) -> None:
@@ -125,11 +129,12 @@ class BackgroundUpkeep:
         """The commit hook: counts writes, starts the thread when due, wakes it now and then."""
         self._writes += 1
         if self._thread is not None:
-            if (
-                self._writes % self.policy.wake_every_writes == 0
-                or self._wal_bytes() >= self.policy.wal_checkpoint_bytes
+            wal = self._wal_bytes()
+            if self._writes % self.policy.wake_every_writes == 0 or (
+                wal >= self.policy.wal_checkpoint_bytes
             ):
                 self._wake.set()
+            self._writer_backstop(wal)
             return
         now = time.monotonic()
         if self._first_write is None:
@@ -139,6 +144,22 @@ class BackgroundUpkeep:
         )
         if due and not self._stopped:
             self.start()
+
+    def _writer_backstop(self, wal: int) -> None:
+        """SQLite's own autocheckpoint back on the write connection while the WAL is past
+        the hard size, off again once a checkpoint has reset it below that.
+
+        Only the thread checkpoints while it keeps up. A thread that gets no CPU (a loaded
+        machine, a writer that never yields) cannot, and the WAL would grow with every
+        append; SQLite's checkpoint at commit then bounds it, at some cost to those appends.
+        """
+        if not self._writer_checkpoints and wal >= self.policy.wal_hard_bytes:
+            self.db.set_wal_autocheckpoint(DEFAULT_WAL_AUTOCHECKPOINT)
+            self._writer_checkpoints = True
+            self.stats.writer_backstops += 1
+        elif self._writer_checkpoints and wal < self.policy.wal_hard_bytes:
+            self.db.set_wal_autocheckpoint(0)
+            self._writer_checkpoints = False
 
     def start(self) -> None:
         """Start the thread now (normally a commit does it); no-op when running or stopped."""
