@@ -29,13 +29,18 @@ from typing import Any
 from .fts_query import session_date
 from .search_plan import SEARCH_COLUMNS
 
-__all__ = ["CONTEXT_WEIGHT", "add_context", "successor_sql", "with_context"]
+__all__ = ["CONTEXT_WEIGHT", "REPLIES_ONLY", "add_context", "successor_sql", "with_context"]
 
 CONTEXT_WEIGHT = 0.5
 """The share of a turn's fused score that the next turn of its session gets (0 = turns
 scored alone). Chosen on the LoCoMo tuning set (3 samples, benchmarks/search_recall_locomo.py)
 over 0.0 to 1.0; checked on both halves of benchmarks/search_recall.py --vectors
 (docs/search.md has the curve)."""
+
+REPLIES_ONLY = True
+"""Only a reply gets the share: a next turn of another role than the scored one (the
+other speaker's answer, the assistant's reply to the user). Two turns of one speaker in a
+row are usually two separate things said, not a question and its answer."""
 
 
 def successor_sql(
@@ -47,6 +52,7 @@ def successor_sql(
     conditions = " AND ".join(
         [
             "m.session_id = p.session_id",
+            "m.timestamp >= p.timestamp",
             "m.id > p.id",
             "COALESCE(m.content, '') <> ''",
             *filters,
@@ -58,7 +64,7 @@ def successor_sql(
         " 0.0, m.tool_name, s.started_at, n.prev"
         " FROM (SELECT p.id AS prev, (SELECT m.id FROM messages AS m"
         " JOIN sessions AS s ON s.id = m.session_id"
-        f" WHERE {conditions} ORDER BY m.id LIMIT 1) AS next"
+        f" WHERE {conditions} ORDER BY m.timestamp, m.id LIMIT 1) AS next"
         f" FROM messages AS p WHERE p.id IN ({marks})) AS n"
         " JOIN messages AS m ON m.id = n.next JOIN sessions AS s ON s.id = m.session_id"
     )
@@ -83,11 +89,12 @@ def with_context(
     if not 0.0 <= share <= 1.0:
         raise ValueError(f"context weight must be within 0..1, got {share}")
     own = {int(h["id"]): float(h["fused"]) for h in hits}
+    roles = {int(h["id"]): h.get("role") for h in hits}
     merged: dict[int, dict[str, Any]] = {int(h["id"]): dict(h) for h in hits}
     context: dict[int, float] = {}
     if share > 0.0:
         for prev, nxt in successors.items():
-            if prev not in own:
+            if prev not in own or (REPLIES_ONLY and nxt.get("role") == roles.get(prev)):
                 continue
             item = int(nxt["id"])
             if item not in merged:
