@@ -14,7 +14,8 @@ filters let through):
 where ``fused(previous turn)`` is the previous turn's own fused score (0 when it was not a
 candidate). A turn that is not a candidate itself but follows one becomes a candidate with
 only that share. What a hit returns is unchanged: the turn itself, its session, its role.
-Sessions are still ranked by their best turn (:func:`~.ranking.rank_sessions`).
+Sessions are still ranked by their turns' own scores (:func:`~.ranking.rank_sessions` leaves
+the share, ``context``, out: it is the previous turn's evidence, counted there).
 
 Both backends share this module: :func:`successor_sql` writes the one query (with ``?``
 placeholders; ``pyformat=True`` gives psycopg's ``%s``) and :func:`with_context` is a pure
@@ -31,11 +32,14 @@ from .search_plan import SEARCH_COLUMNS
 
 __all__ = ["CONTEXT_WEIGHT", "REPLIES_ONLY", "add_context", "successor_sql", "with_context"]
 
-CONTEXT_WEIGHT = 0.5
-"""The share of a turn's fused score that the next turn of its session gets (0 = turns
-scored alone). Chosen on the LoCoMo tuning set (3 samples, benchmarks/search_recall_locomo.py)
-over 0.0 to 1.0; checked on both halves of benchmarks/search_recall.py --vectors
-(docs/search.md has the curve)."""
+CONTEXT_WEIGHT = 0.4
+"""The share of a turn's fused score that the reply after it gets (0 = turns scored
+alone). Chosen on the LoCoMo tuning set only (3 samples, 383 questions,
+benchmarks/search_recall_locomo.py): turn any@5 63.4% at 0.0, 67.1 at 0.25, 68.7 at 0.4,
+68.4 at 0.5, 67.9 at 0.6, 66.3 at 0.75, 63.7 at 1.0 (0.25, 0.75 and 1.0 measured before
+:data:`REPLIES_ONLY`, which changed nothing at 0.5); 0.4 is the best and the only one of
+them that keeps multi-hop turn any@5 where it was (56.8%). Checked, not tuned, on both
+halves of benchmarks/search_recall.py --vectors (docs/benchmarks.md)."""
 
 REPLIES_ONLY = True
 """Only a reply gets the share: a next turn of another role than the scored one (the
