@@ -35,3 +35,15 @@ def test_metadata_counts_once_and_roots_group_sessions() -> None:
 def test_ties_keep_hit_order_and_cron_follows() -> None:
     hits = [hit("c1", -1.0, source="cron"), hit("t", -1.0), hit("c2", -5.0, source="cron")]
     assert [r for r, _ in rank_sessions(hits, lambda s: s)] == ["t", "c2", "c1"]
+
+
+def test_a_replys_share_of_the_turn_before_it_is_not_counted_again() -> None:
+    # "qa": a question turn (2.0) and its reply, which holds only the question's share
+    # (turn_context: rank -0.8, context 0.8); "two": two turns of its own (1.9, 1.5)
+    reply = {**hit("qa", -0.8), "context": 0.8}
+    hits = [hit("qa", -2.0), hit("two", -1.9), hit("two", -1.5), reply]
+    # qa's own evidence is 2.0 alone, two's 1.9 + 0.1 * 1.5 = 2.05: two comes first;
+    # were the share counted as evidence, qa would be 2.0 + 0.1 * 0.8 = 2.08, first
+    assert [r for r, _ in rank_sessions(hits, lambda s: s)] == ["two", "qa"]
+    without = [hit("qa", -2.0), hit("two", -1.9), hit("two", -1.5), hit("qa", -0.8)]
+    assert [r for r, _ in rank_sessions(without, lambda s: s)] == ["qa", "two"]

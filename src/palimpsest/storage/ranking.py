@@ -4,8 +4,9 @@ One strong message used to decide a session's place (its best hit). Evidence is 
 spread over a conversation, though: the question's names in one turn, the fact in the
 next. :func:`rank_sessions` scores a conversation (lineage root) by its best message
 scores, weighted by :data:`SESSION_EVIDENCE_WEIGHTS` (the best decides), plus once the BM25 of its session's
-title, date and source (``session_rank``, see :mod:`.retrieval`). A pure function over
-hit dicts: no store, no SQL.
+title, date and source (``session_rank``, see :mod:`.retrieval`). The share a reply got
+from the turn before it (``context``, :mod:`.turn_context`) is left out: it is that turn's
+evidence, already counted. A pure function over hit dicts: no store, no SQL.
 """
 
 from __future__ import annotations
@@ -48,7 +49,10 @@ def rank_sessions(
         if root == skip_root:
             continue
         session_rank = float(hit.get("session_rank") or 0.0)
-        message_rank = float(hit.get("rank") or 0.0) - SESSION_WEIGHT * session_rank
+        # a reply's share of the turn before it (turn_context) is that turn's evidence,
+        # counted once already: only a turn's own score speaks for its conversation
+        context = float(hit.get("context") or 0.0)
+        message_rank = float(hit.get("rank") or 0.0) - SESSION_WEIGHT * session_rank + context
         evidence.setdefault(root, []).append(-message_rank)
         meta[root] = min(meta.get(root, 0.0), session_rank)
         best.setdefault(root, hit)

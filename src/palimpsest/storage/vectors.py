@@ -278,12 +278,14 @@ class VectorIndex:
         by :func:`term_coverage`), best first."""
         from .fts_query import session_date
         from .fusion import SEMANTIC_CANDIDATES, fuse_hits
+        from .turn_context import add_context
 
         near = self.nearest(con, query, filters=filters, params=params, limit=SEMANTIC_CANDIDATES)
         for hit in near:
             hit["session_date"] = session_date(hit.get("session_started"))
         coverage = term_coverage(con, query, [int(h["id"]) for h in word_hits])
-        return fuse_hits(word_hits, near, self.weight if weight is None else weight, coverage)
+        fused = fuse_hits(word_hits, near, self.weight if weight is None else weight, coverage)
+        return add_context(con, fused, filters, params)
 
     def catch_up(self) -> None:
         """Embed what the upkeep thread has not reached yet (before a search); a read-only
