@@ -38,6 +38,7 @@ from .embedding import EmbeddingModel, EmbedFunction, as_model
 from .fts_query import session_date
 from .pg_db import PgDatabase
 from .pg_vector_cache import VectorCache
+from .pg_words import query_lexemes
 from .query_terms import parse_terms
 from .search_plan import SEARCH_COLUMNS
 from .store_common import SearchFilters
@@ -139,12 +140,18 @@ def term_coverage(con: psycopg.Connection[Any], query: str, ids: Sequence[int]) 
     wanted = sorted(set(ids))
     if not words or not wanted:
         return {}
+    # each word as its lexemes ANDed (pg_words: the tokenizer that wrote the index)
+    asked = [
+        " & ".join("'" + x.replace("\\", "\\\\").replace("'", "''") + "'" for x in lexemes)
+        for lexemes in (query_lexemes([w]) for w in words)
+        if lexemes
+    ]
+    if not asked:
+        return dict.fromkeys(wanted, 0.0)
     found = con.execute(
-        "SELECT m.id, (SELECT count(*) FROM unnest(%s::text[]) AS w(word)"
-        " WHERE numnode(plainto_tsquery('english', w.word)) > 0"
-        " AND m.tsv @@ plainto_tsquery('english', w.word))"
-        " FROM messages AS m WHERE m.id = ANY(%s)",
-        (list(words), wanted),
+        "SELECT m.id, (SELECT count(*) FROM unnest(%s::text[]) AS w(q)"
+        " WHERE m.tsv @@ w.q::tsquery) FROM messages AS m WHERE m.id = ANY(%s)",
+        (asked, wanted),
     ).fetchall()
     return {int(item): int(count) / len(words) for item, count in found}
 
