@@ -7,7 +7,8 @@ with words only (``search_messages`` for turns, the ``session_search`` tool for 
 as :mod:`search_recall` does), and prints:
 
 * session any@1, session any@5 and turn any@5 per question type for both backends, on
-  the tuning half and the held-out half (:func:`search_recall.split`);
+  the tuning half and the held-out half (even- and odd-numbered conversations, as
+  :func:`search_recall.split` splits them);
 * every question whose top 5 turns or top 5 sessions differ between the backends, the
   two rankings side by side (turns as ``session#index``), gold marked with ``*``.
 
@@ -27,8 +28,8 @@ from pathlib import Path
 from typing import Any
 
 import search_recall_pg as pg
-from recall_corpus import TAGS, Question, generate
-from search_recall import OurSearch, Ranking, load_store, rank_all, score, split
+from recall_corpus import TAGS, Corpus, Question, generate
+from search_recall import OurSearch, Ranking, load_store, rank_all, score
 from store_scale import drop_schema, pg_schema
 
 METRICS = ("session@1", "session@5", "turn@5")
@@ -101,6 +102,43 @@ def render(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
+def evaluate_parity(corpus: Corpus, url: str, workdir: Path) -> dict[str, Any]:
+    """Both backends' words-only rankings of every question of ``corpus``, scored per
+    half, and the questions they rank differently (the PostgreSQL schema is dropped)."""
+    questions = corpus.questions
+    lite, lite_ids = load_store(workdir / "state.db", corpus)
+    try:
+        ours = OurSearch(lite)
+        ranked_lite = rank_all(questions, ours.sessions, ours.turns)
+    finally:
+        lite.close()
+    schema_url, schema = pg_schema(url)
+    try:
+        store, pg_ids = pg.load_pg_store(schema_url, corpus)
+        try:
+            ours = OurSearch(store)
+            ranked_pg = rank_all(questions, ours.sessions, ours.turns)
+        finally:
+            store.close()
+    finally:
+        drop_schema(url, schema)
+    halves: dict[str, Any] = {}
+    for half, odd in (("tuning", 0), ("held_out", 1)):
+        pick = [i for i, q in enumerate(questions) if q.conversation % 2 == odd]
+        part = [questions[i] for i in pick]
+        halves[half] = {
+            "n": len(pick),
+            "sqlite": score(part, [ranked_lite[i] for i in pick], lite_ids),
+            "pg": score(part, [ranked_pg[i] for i in pick], pg_ids),
+        }
+    return {
+        "halves": halves,
+        "differences": differences(
+            questions, ranked_lite, ranked_pg, _key_of(lite_ids), _key_of(pg_ids)
+        ),
+    }
+
+
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
     parser.add_argument("--conversations", type=int, default=12)
@@ -113,40 +151,12 @@ def main(argv: list[str] | None = None) -> int:
     if url is None:
         parser.error("needs a PostgreSQL server: --backend pg or --url")
     corpus = generate(args.conversations, args.sessions, args.seed)
-    questions = corpus.questions
     with tempfile.TemporaryDirectory(prefix="recall-parity-") as tmp:
-        lite, lite_ids = load_store(Path(tmp) / "state.db", corpus)
-        try:
-            ours = OurSearch(lite)
-            ranked_lite = rank_all(questions, ours.sessions, ours.turns)
-        finally:
-            lite.close()
-    schema_url, schema = pg_schema(url)
-    try:
-        store, pg_ids = pg.load_pg_store(schema_url, corpus)
-        try:
-            ours = OurSearch(store)
-            ranked_pg = rank_all(questions, ours.sessions, ours.turns)
-        finally:
-            store.close()
-    finally:
-        drop_schema(url, schema)
-    tune, held = split(questions)
-    halves: dict[str, Any] = {}
-    for half, part in (("tuning", tune), ("held_out", held)):
-        pick = [i for i, q in enumerate(questions) if q in part]
-        halves[half] = {
-            "n": len(pick),
-            "sqlite": score(part, [ranked_lite[i] for i in pick], lite_ids),
-            "pg": score(part, [ranked_pg[i] for i in pick], pg_ids),
-        }
-    report = {
-        "config": {"conversations": args.conversations, "sessions": args.sessions},
+        report = evaluate_parity(corpus, url, Path(tmp))
+    report["config"] = {
+        "conversations": args.conversations,
+        "sessions": args.sessions,
         "seed": args.seed,
-        "halves": halves,
-        "differences": differences(
-            questions, ranked_lite, ranked_pg, _key_of(lite_ids), _key_of(pg_ids)
-        ),
     }
     print(json.dumps(report, indent=2) if args.json else render(report))
     return 0
