@@ -27,7 +27,9 @@ both backends.
 
 from __future__ import annotations
 
+import functools
 import threading
+from collections import Counter
 from collections.abc import Iterable
 from typing import Any
 
@@ -51,14 +53,21 @@ _LOCAL = threading.local()
 
 
 def _tokenize(text: str, reason: int) -> list[str]:
-    """The stemmed tokens of ``text``, in order."""
+    """The stemmed tokens of ``text``, in order (a list built in C: no offsets)."""
     tokenizer: Any = getattr(_LOCAL, "tokenizer", None)
     if tokenizer is None:
         connection = apsw.Connection(":memory:")
         kind, _, args = WORD_TOKENIZER.partition(" ")
         tokenizer = connection.fts5_tokenizer(kind, args.split())
         _LOCAL.connection, _LOCAL.tokenizer = connection, tokenizer
-    return [str(found[2]) for found in tokenizer(text.encode("utf-8", "replace"), reason, None)]
+    found: list[str] = tokenizer(
+        text.encode("utf-8", "replace"),
+        reason,
+        None,
+        include_offsets=False,
+        include_colocated=False,
+    )
+    return found
 
 
 def _quoted(lexeme: str) -> str:
@@ -77,21 +86,24 @@ class IndexedWords:
 
 def index_words(text: str) -> IndexedWords:
     """The ``tsvector`` literal and FTS5 token count of ``text`` (module docstring)."""
-    counts: dict[str, int] = {}
-    total = 0
-    for stem in _tokenize(text, apsw.FTS5_TOKENIZE_DOCUMENT):
-        total += 1
-        if len(stem.encode("utf-8")) <= MAX_LEXEME_BYTES:
-            counts[stem] = counts.get(stem, 0) + 1
+    tokens = _tokenize(text, apsw.FTS5_TOKENIZE_DOCUMENT)
     parts: list[str] = []
     size = 0
-    for stem, times in counts.items():
+    for stem, times in Counter(tokens).items():
+        if len(stem) * 4 > MAX_LEXEME_BYTES and len(stem.encode("utf-8")) > MAX_LEXEME_BYTES:
+            continue
         times = min(times, MAX_POSITIONS)
         size += len(stem) + 8 + 2 * times
         if size > _MAX_VECTOR_BYTES:
             break
-        parts.append(_quoted(stem) + ":" + ",".join(map(str, range(1, times + 1))))
-    return IndexedWords(" ".join(parts), total)
+        quoted = _quoted(stem) if "'" in stem or "\\" in stem else f"'{stem}'"
+        parts.append(f"{quoted}:{_positions(times)}")
+    return IndexedWords(" ".join(parts), len(tokens))
+
+
+@functools.lru_cache(maxsize=MAX_POSITIONS)
+def _positions(times: int) -> str:
+    return ",".join(map(str, range(1, times + 1)))
 
 
 def query_lexemes(words: Iterable[str]) -> list[str]:
