@@ -134,3 +134,34 @@ def test_rankings_match_sqlite_on_texts_that_split_them(store: Store, tmp_path: 
         assert [i for i, _ in pg] == [i for i, _ in sqlite], query
         assert [r for _, r in pg] == pytest.approx([r for _, r in sqlite], rel=1e-9), query
         assert sqlite, query  # every query finds something
+
+
+def test_estimated_document_frequencies_match_sqlites(
+    store: Store, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    from palimpsest.storage import word_rank
+
+    # small thresholds: both backends estimate a common word's count from its newest
+    # matches instead of counting them all (word_rank.document_frequencies)
+    for module in (word_rank, pg_search):
+        monkeypatch.setattr(module, "DF_SAMPLE", 8)
+        monkeypatch.setattr(module, "OWN_RANK_FROM", 20)
+    texts = [  # "deploy" in the newest 61 of 101 rows: estimated 101 (8 * 101 / 8)
+        *(f"lunch plans number {i}" for i in range(40)),
+        *(f"deploy {'ran fine' if i % 3 else 'failed'} on node {i}" for i in range(60)),
+        "the deploy failed again on the quokka node",
+    ]
+    lite = open_store(tmp_path / "lite.db", background_upkeep=False)
+    got = {}
+    for name, opened in (("pg", store), ("sqlite", lite)):
+        opened.create_session("s")
+        ids = opened.append_messages("s", [{"role": "user", "content": t} for t in texts])
+        hits = opened.search_hits("quokka deploy failed", match="any", limit=4)
+        got[name] = [(ids.index(h["id"]), h["rank"]) for h in hits]
+    lite.close()
+    assert [i for i, _ in got["pg"]] == [i for i, _ in got["sqlite"]]
+    assert [r for _, r in got["pg"]] == pytest.approx([r for _, r in got["sqlite"]], rel=1e-9)
+    assert got["pg"][0][0] == len(texts) - 1
+    monkeypatch.setattr(pg_search, "OWN_RANK_FROM", 10**9)  # exact counts: other scores
+    exact = store.search_hits("quokka deploy failed", match="any", limit=4)
+    assert exact[1]["rank"] != pytest.approx(got["pg"][1][1], rel=1e-6)

@@ -11,7 +11,8 @@ snippets, the ``session_search`` tool) works unchanged. How a query runs:
   them. They are looked up in the GIN index on ``messages.tsv``. ``all`` requires every
   word, ``any`` one of them, ``auto`` runs ``all`` and fills the places left from
   ``any``. Rows are scored with FTS5's BM25 (k1 1.2, b 0.75, FTS5's IDF) over the
-  query's lexemes, with document frequencies counted in the index (capped), a message's
+  query's lexemes, with document frequencies found as on SQLite (exact, or from the
+  newest 1,000 matches past 20,000 rows: :func:`_lexemes`), a message's
   length in tokens (``messages.words``, FTS5's count), and the row count and average
   length over the whole store, summed from per-session counters (:func:`_stats`), as
   FTS5 takes them.
@@ -52,12 +53,13 @@ from .query_terms import parse_terms
 from .retrieval import SESSION_MATCHES, SESSION_WEIGHT
 from .search_plan import SEARCH_COLUMNS
 from .store_common import SearchFilters
+from .word_rank import DF_SAMPLE, OWN_RANK_FROM
 
 __all__ = ["doc_length", "search_hits"]
 
 
 DF_CAP = 100_000
-"""Document frequencies are counted up to this many rows (an index-only count)."""
+"""Sessions' metadata matches are counted up to this many rows."""
 
 _SELECT = (
     "SELECT m.id, m.session_id, m.role, '' AS snippet, m.timestamp, s.source, s.model,"
@@ -82,29 +84,70 @@ def _tsquery_literal(lexeme: str) -> str:
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def _lexemes(
-    con: psycopg.Connection[Any], phrases: Sequence[str]
-) -> tuple[list[str], list[int], list[int]]:
-    """The distinct lexemes of ``phrases`` (:func:`~.pg_words.query_lexemes`) in order,
-    and how many messages and how many sessions' metadata hold each (counted in the GIN
-    indexes up to :data:`DF_CAP`): one round trip."""
+class _Terms:
+    """A query's distinct lexemes and what is counted of each (:func:`_lexemes`)."""
+
+    def __init__(
+        self, lexemes: list[str], counts: list[int], dfs: list[float], meta_dfs: list[int]
+    ) -> None:
+        self.lexemes = lexemes
+        #: matching messages, counted up to ``RANK_WINDOW + 1`` (candidates by rarity)
+        self.counts = counts
+        #: document frequencies for the IDF, as the SQLite store takes them
+        self.dfs = dfs
+        #: sessions whose metadata matches, up to :data:`DF_CAP`
+        self.meta_dfs = meta_dfs
+
+
+def _lexemes(con: psycopg.Connection[Any], phrases: Sequence[str]) -> _Terms:
+    """The distinct lexemes of ``phrases`` (:func:`~.pg_words.query_lexemes`) in order
+    and their counts (:class:`_Terms`).
+
+    Document frequencies are found as :mod:`.word_rank` finds them on SQLite: the newest
+    :data:`~.word_rank.DF_SAMPLE` matches of each lexeme are read (ids only); fewer than
+    that is the exact count, more is extrapolated from how densely they lie among the
+    newest ids. When no lexeme is estimated in :data:`~.word_rank.OWN_RANK_FROM` rows or
+    more, SQLite ranks with FTS5's exact counts, and so are they counted here (up to
+    that many rows). A count never reads every row of a common word, which took about a
+    second per word at 200,000 messages.
+    """
     lexemes = list(dict.fromkeys(phrases))
     if not lexemes:
-        return [], [], []
+        return _Terms([], [], [], [])
+    match = "tsv @@ quote_literal(x.lexeme)::tsquery"
     found = con.execute(
         "SELECT x.lexeme,"
-        " (SELECT count(*) FROM (SELECT 1 FROM messages"
-        "  WHERE tsv @@ quote_literal(x.lexeme)::tsquery LIMIT %s) AS c),"
+        f" (SELECT count(*) FROM (SELECT 1 FROM messages WHERE {match} LIMIT %s) AS c),"
+        " (SELECT count(*) || ' ' || COALESCE(min(id), 0) FROM (SELECT id FROM messages"
+        f"  WHERE {match} ORDER BY id DESC LIMIT %s) AS c),"
         " (SELECT count(*) FROM (SELECT 1 FROM sessions"
         "  WHERE meta_tsv @@ quote_literal(x.lexeme)::tsquery LIMIT %s) AS c)"
         " FROM unnest(%s::text[]) WITH ORDINALITY AS x(lexeme, n) ORDER BY x.n",
-        (DF_CAP, DF_CAP, lexemes),
+        (RANK_WINDOW + 1, DF_SAMPLE, DF_CAP, lexemes),
     ).fetchall()
-    return (
-        [str(r[0]) for r in found],
-        [int(r[1]) for r in found],
-        [int(r[2]) for r in found],
-    )
+    counts = [int(r[1]) for r in found]
+    walks = [tuple(int(v) for v in str(r[2]).split()) for r in found]
+    newest: int | None = None
+    dfs: list[float] = []
+    for count, oldest in walks:
+        if count < DF_SAMPLE:
+            dfs.append(float(count))
+            continue
+        if newest is None:
+            top = con.execute("SELECT max(id) FROM messages").fetchone()
+            newest = int(top[0] or 0) if top else 0
+        estimate = max(float(count), count * newest / max(1, newest - oldest + 1))
+        dfs.append(round(estimate, 1))  # as word_rank.ranked_sql writes it into the SQL
+    if max(dfs) < OWN_RANK_FROM and any(c > RANK_WINDOW for c in counts):
+        exact = con.execute(
+            f"SELECT (SELECT count(*) FROM (SELECT 1 FROM messages WHERE {match} LIMIT %s)"
+            " AS c) FROM unnest(%s::text[]) WITH ORDINALITY AS x(lexeme, n) ORDER BY x.n",
+            (OWN_RANK_FROM, lexemes),
+        ).fetchall()
+        dfs = [float(r[0]) for r in exact]
+    elif max(dfs) < OWN_RANK_FROM:
+        dfs = [float(c) for c in counts]
+    return _Terms([str(r[0]) for r in found], counts, dfs, [int(r[3]) for r in found])
 
 
 _STATS: dict[str, tuple[float, tuple[int, float, int, float]]] = {}
@@ -139,7 +182,7 @@ def _stats(con: psycopg.Connection[Any]) -> tuple[int, float, int, float]:
     return found
 
 
-def _idf(total: int, df: int) -> float:
+def _idf(total: int, df: float) -> float:
     """FTS5's IDF, floored just above zero (a word in every row still counts a little)."""
     return max(1e-6, math.log((total - df + 0.5) / (df + 0.5)))
 
@@ -202,10 +245,12 @@ class _Query:
         # one phrase per query word, as FTS5 sees the query: two words with one stem
         # ("run running") are two phrases of one lexeme, and BM25 counts it twice
         self.phrases = [x for word in terms.words for x in query_lexemes([word])]
-        self.lexemes, self.dfs, self.meta_dfs = _lexemes(con, self.phrases)
+        terms_found = _lexemes(con, self.phrases)
+        self.lexemes, self.dfs = terms_found.lexemes, terms_found.counts
+        self.meta_dfs = terms_found.meta_dfs
         self.stats = _stats(con) if self.lexemes else (0, 1.0, 0, 1.0)
         total, self.avgdl = self.stats[:2]
-        self.idf = {x: _idf(total, df) for x, df in zip(self.lexemes, self.dfs, strict=True)}
+        self.idf = {x: _idf(total, df) for x, df in zip(self.lexemes, terms_found.dfs, strict=True)}
         self.where = _pg(where)
         self.params = list(params)
         for form in self.exact:
