@@ -114,17 +114,24 @@ def _lexemes(con: psycopg.Connection[Any], phrases: Sequence[str]) -> _Terms:
     lexemes = list(dict.fromkeys(phrases))
     if not lexemes:
         return _Terms([], [], [], [])
-    match = "tsv @@ quote_literal(x.lexeme)::tsquery"
-    found = con.execute(
-        "SELECT x.lexeme,"
-        f" (SELECT count(*) FROM (SELECT 1 FROM messages WHERE {match} LIMIT %s) AS c),"
-        " (SELECT count(*) || ' ' || COALESCE(min(id), 0) FROM (SELECT id FROM messages"
-        f"  WHERE {match} ORDER BY id DESC LIMIT %s) AS c),"
-        " (SELECT count(*) FROM (SELECT 1 FROM sessions"
-        "  WHERE meta_tsv @@ quote_literal(x.lexeme)::tsquery LIMIT %s) AS c)"
-        " FROM unnest(%s::text[]) WITH ORDINALITY AS x(lexeme, n) ORDER BY x.n",
-        (RANK_WINDOW + 1, DF_SAMPLE, DF_CAP, lexemes),
-    ).fetchall()
+    # one scalar subquery per lexeme, each with its tsquery as a parameter: the planner
+    # sees each word's frequency (a common word walks the id index backwards and stops,
+    # a rare one reads its few GIN entries), where a lexeme taken from a joined array
+    # got one generic plan that read every match of a common word
+    parts: list[str] = []
+    params: list[Any] = []
+    for lexeme in lexemes:
+        parts += [
+            "(SELECT count(*) FROM (SELECT 1 FROM messages WHERE tsv @@ %s::tsquery LIMIT %s) c)",
+            "(SELECT count(*) || ' ' || COALESCE(min(id), 0) FROM (SELECT id FROM messages"
+            " WHERE tsv @@ %s::tsquery ORDER BY id DESC LIMIT %s) c)",
+            "(SELECT count(*) FROM (SELECT 1 FROM sessions WHERE meta_tsv @@ %s::tsquery"
+            " LIMIT %s) c)",
+        ]
+        query = _tsquery_literal(lexeme)
+        params += [query, RANK_WINDOW + 1, query, DF_SAMPLE, query, DF_CAP]
+    row = con.execute("SELECT " + ", ".join(parts), params).fetchone() or ()
+    found = [(lexeme, *row[3 * i : 3 * i + 3]) for i, lexeme in enumerate(lexemes)]
     counts = [int(r[1]) for r in found]
     walks = [tuple(int(v) for v in str(r[2]).split()) for r in found]
     newest: int | None = None
@@ -139,12 +146,12 @@ def _lexemes(con: psycopg.Connection[Any], phrases: Sequence[str]) -> _Terms:
         estimate = max(float(count), count * newest / max(1, newest - oldest + 1))
         dfs.append(round(estimate, 1))  # as word_rank.ranked_sql writes it into the SQL
     if max(dfs) < OWN_RANK_FROM and any(c > RANK_WINDOW for c in counts):
+        one = "(SELECT count(*) FROM (SELECT 1 FROM messages WHERE tsv @@ %s::tsquery LIMIT %s) c)"
         exact = con.execute(
-            f"SELECT (SELECT count(*) FROM (SELECT 1 FROM messages WHERE {match} LIMIT %s)"
-            " AS c) FROM unnest(%s::text[]) WITH ORDINALITY AS x(lexeme, n) ORDER BY x.n",
-            (OWN_RANK_FROM, lexemes),
-        ).fetchall()
-        dfs = [float(r[0]) for r in exact]
+            "SELECT " + ", ".join([one] * len(lexemes)),
+            [v for x in lexemes for v in (_tsquery_literal(x), OWN_RANK_FROM)],
+        ).fetchone()
+        dfs = [float(v) for v in exact or ()]
     elif max(dfs) < OWN_RANK_FROM:
         dfs = [float(c) for c in counts]
     return _Terms([str(r[0]) for r in found], counts, dfs, [int(r[3]) for r in found])
