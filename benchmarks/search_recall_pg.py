@@ -23,7 +23,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from palimpsest.storage.pg_store import PostgresSessionStore
-from palimpsest.storage.pg_writes import session_meta_text
+from palimpsest.storage.pg_writes import meta_words
 from recall_corpus import TAGS, Corpus, Question
 from search_recall import (
     STEP_SECONDS,
@@ -80,12 +80,12 @@ def load_pg_store(
         with con.cursor() as cur:
             cur.executemany(
                 "UPDATE sessions SET started_at = %s, ended_at = %s, end_reason = 'new_session',"
-                " meta_tsv = to_tsvector('english', %s) WHERE id = %s",
+                " meta_tsv = %s::tsvector, meta_words = %s WHERE id = %s",
                 [
                     (
                         s.start,
                         s.start + STEP_SECONDS * len(s.turns),
-                        session_meta_text(None, s.start, "cli"),
+                        *meta_words(None, s.start, "cli"),
                         s.sid,
                     )
                     for s in corpus.sessions

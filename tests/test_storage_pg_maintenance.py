@@ -24,3 +24,16 @@ def test_a_healthy_store_verifies_clean(pg_url: str) -> None:
     with open_store(pg_url) as store:
         assert store.verify() == []
         assert store.schema_version >= 1
+
+
+def test_token_totals_are_checked_and_recounted(pg_url: str) -> None:
+    with open_store(pg_url) as store:
+        sid = store.create_session("s")
+        store.append_messages(sid, [{"role": "user", "content": "three tokens here"}])
+        assert store.verify() == []
+        store.database.write(
+            lambda con: con.execute("UPDATE sessions SET word_total = 40 WHERE id = ?", (sid,))
+        )
+        assert store.verify() == [f"session {sid}: word_total 40, 3 tokens in its rows"]
+        assert "recounted messages: 1 session(s) corrected" in store.repair()
+        assert store.verify() == []

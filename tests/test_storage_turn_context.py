@@ -8,6 +8,7 @@ from the question in meaning as well as in words, as they do with a real model.
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
@@ -15,8 +16,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from palimpsest.storage import turn_context
-from palimpsest.storage.sessions import SessionStore
+from palimpsest.storage import Store, open_store, turn_context
 from palimpsest.storage.turn_context import successor_sql, with_context
 
 CONCEPTS = [
@@ -51,47 +51,52 @@ DISTRACTORS = [
 ]
 
 
-def _store(path: Path) -> tuple[SessionStore, int]:
-    store = SessionStore(path, embedder=concepts, background_upkeep=False)  # type: ignore[arg-type]
-    for i in range(0, len(DISTRACTORS), 2):
-        store.create_session(f"d{i}", source="cli")
-        store.append_messages(
-            f"d{i}", [{"role": r, "content": t} for r, t in DISTRACTORS[i : i + 2]]
+@pytest.fixture(params=["sqlite", "postgresql"])
+def dialogue(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[tuple[Store, int]]:
+    """A store of either backend holding the distractors and the climb dialogue, and the
+    id of its short answer; nothing embeds in the background (a search catches up)."""
+    if request.param == "sqlite":
+        store = open_store(tmp_path / "s.db", embedder=concepts, background_upkeep=False)
+    else:
+        store = open_store(
+            request.getfixturevalue("pg_url"), embedder=concepts, background_embedding=False
         )
-    store.create_session("climb", source="cli")
-    ids = store.append_messages("climb", [{"role": r, "content": t} for r, t in DIALOGUE])
-    return store, ids[1]
+    try:
+        for i in range(0, len(DISTRACTORS), 2):
+            store.create_session(f"d{i}", source="cli")
+            store.append_messages(
+                f"d{i}", [{"role": r, "content": t} for r, t in DISTRACTORS[i : i + 2]]
+            )
+        store.create_session("climb", source="cli")
+        ids = store.append_messages("climb", [{"role": r, "content": t} for r, t in DIALOGUE])
+        yield store, ids[1]
+    finally:
+        store.close()
 
 
-def _top(store: SessionStore, query: str, **kwargs: Any) -> list[int]:
+def _top(store: Store, query: str, **kwargs: Any) -> list[int]:
     return [int(h["id"]) for h in store.search_messages(query, limit=5, **kwargs)]
 
 
 def test_a_short_answer_is_found_through_the_question_before_it(
-    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+    dialogue: tuple[Store, int], monkeypatch: pytest.MonkeyPatch
 ) -> None:
-    store, answer = _store(tmp_path / "s.db")
-    try:
-        found = store.search_messages(QUESTION, limit=5)
-        assert answer in [int(h["id"]) for h in found]
-        hit = next(h for h in found if int(h["id"]) == answer)
-        # what the hit returns is the answer turn itself
-        assert hit["role"] == "assistant" and hit["session_id"] == "climb"
-        assert "Awestruck" in hit["snippet"]
-        monkeypatch.setattr(turn_context, "CONTEXT_WEIGHT", 0.0)
-        assert answer not in _top(store, QUESTION)
-    finally:
-        store.close()
+    store, answer = dialogue
+    found = store.search_messages(QUESTION, limit=5)
+    assert answer in [int(h["id"]) for h in found]
+    hit = next(h for h in found if int(h["id"]) == answer)
+    # what the hit returns is the answer turn itself
+    assert hit["role"] == "assistant" and hit["session_id"] == "climb"
+    assert "Awestruck" in hit["snippet"]
+    monkeypatch.setattr(turn_context, "CONTEXT_WEIGHT", 0.0)
+    assert answer not in _top(store, QUESTION)
 
 
-def test_the_share_respects_the_search_filters(tmp_path: Path) -> None:
-    store, answer = _store(tmp_path / "s.db")
-    try:
-        assert answer not in _top(store, QUESTION, role_filter="user")
-        assert answer not in _top(store, QUESTION, exclude_session_ids=["climb"])
-        assert answer in _top(store, QUESTION, role_filter="assistant")
-    finally:
-        store.close()
+def test_the_share_respects_the_search_filters(dialogue: tuple[Store, int]) -> None:
+    store, answer = dialogue
+    assert answer not in _top(store, QUESTION, role_filter="user")
+    assert answer not in _top(store, QUESTION, exclude_session_ids=["climb"])
+    assert answer in _top(store, QUESTION, role_filter="assistant")
 
 
 def _hit(item: int, fused: float, role: str = "user", session: str = "a") -> dict[str, Any]:

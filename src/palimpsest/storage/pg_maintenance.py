@@ -3,7 +3,8 @@
 PostgreSQL keeps its own pages and indexes consistent, so there is no file damage to
 look for as on SQLite (:mod:`.damage`). What can still be wrong is ours: a schema behind
 the code, the ``pg_trgm`` extension missing, message counters that disagree with the
-rows (a hand edit), or a row whose stored JSON no longer decodes.
+rows (a hand edit; also ``word_total``, the token sum BM25's average length comes from),
+or a row whose stored JSON no longer decodes.
 """
 
 from __future__ import annotations
@@ -18,9 +19,11 @@ from .pg_schema import MIGRATIONS, schema_version
 __all__ = ["repair", "verify"]
 
 _COUNTS = (
-    "SELECT s.id, s.message_count, count(m.id) FROM sessions AS s"
-    " LEFT JOIN messages AS m ON m.session_id = s.id GROUP BY s.id, s.message_count"
+    "SELECT s.id, s.message_count, count(m.id), s.word_total, COALESCE(sum(m.words), 0)"
+    " FROM sessions AS s LEFT JOIN messages AS m ON m.session_id = s.id"
+    " GROUP BY s.id, s.message_count, s.word_total"
     " HAVING COALESCE(s.message_count, 0) <> count(m.id)"
+    " OR s.word_total <> COALESCE(sum(m.words), 0)"
 )
 
 
@@ -33,8 +36,11 @@ def verify(db: PgDatabase) -> list[str]:
             problems.append(f"schema version {version}, expected {len(MIGRATIONS)}")
         if not con.execute("SELECT 1 FROM pg_extension WHERE extname = 'pg_trgm'").fetchone():
             problems.append("the pg_trgm extension is not installed")
-        for sid, stored, actual in con.execute(_COUNTS).fetchall():
-            problems.append(f"session {sid}: message_count {stored}, {actual} rows")
+        for sid, stored, actual, words, tokens in con.execute(_COUNTS).fetchall():
+            if (stored or 0) != actual:
+                problems.append(f"session {sid}: message_count {stored}, {actual} rows")
+            if words != tokens:
+                problems.append(f"session {sid}: word_total {words}, {tokens} tokens in its rows")
         cursor = con.execute(f"SELECT id, {', '.join(MESSAGE_COLUMNS)} FROM messages ORDER BY id")
         for row in cursor:
             record: dict[str, Any] = dict(zip(("id", *MESSAGE_COLUMNS), row, strict=True))
@@ -46,17 +52,18 @@ def verify(db: PgDatabase) -> list[str]:
 
 
 def repair(db: PgDatabase) -> list[str]:
-    """Reindex the message and session tables and recount every session's messages."""
+    """Reindex the message and session tables and recount every session's messages (and
+    their tokens)."""
     done: list[str] = []
     with db.connection() as con:
         con.execute("REINDEX TABLE messages")
         con.execute("REINDEX TABLE sessions")
         done.append("rebuilt the indexes of messages and sessions")
         fixed = con.execute(
-            "UPDATE sessions AS s SET message_count = c.n FROM (SELECT s2.id,"
-            " count(m.id) AS n FROM sessions AS s2 LEFT JOIN messages AS m"
-            " ON m.session_id = s2.id GROUP BY s2.id) AS c"
-            " WHERE c.id = s.id AND COALESCE(s.message_count, 0) <> c.n"
+            "UPDATE sessions AS s SET message_count = c.n, word_total = c.w FROM (SELECT s2.id,"
+            " count(m.id) AS n, COALESCE(sum(m.words), 0) AS w FROM sessions AS s2"
+            " LEFT JOIN messages AS m ON m.session_id = s2.id GROUP BY s2.id) AS c"
+            " WHERE c.id = s.id AND (COALESCE(s.message_count, 0) <> c.n OR s.word_total <> c.w)"
         ).rowcount
         done.append(f"recounted messages: {max(0, fixed)} session(s) corrected")
     return done

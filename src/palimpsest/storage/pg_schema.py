@@ -3,16 +3,20 @@
 Tables and columns match the SQLite store's, so rows read the same through the shared
 modules (:mod:`.lineage`, :mod:`.codec`, :mod:`.session_secrets`). What differs:
 
-* ``messages.tsv``, a generated ``tsvector`` over the indexed text (content, tool name,
-  tool calls) with the ``english`` configuration (Snowball stemming, like the ``porter``
-  tokenizer of the word index), under a GIN index; the rows with CJK text also have a
-  ``pg_trgm`` GIN index (``ILIKE``), as on SQLite. The word index is built with
+* ``messages.tsv``, a ``tsvector`` over the indexed text (content, tool name, tool
+  calls) written by the store with SQLite's own ``porter unicode61`` tokenizer
+  (:mod:`.pg_words`; migration 3, before which it was generated with the ``english``
+  configuration), and ``messages.words``, the text's token count (BM25's document
+  length), under a GIN index; the rows with CJK text also have a ``pg_trgm`` GIN index
+  (``ILIKE``), as on SQLite. The word index is built with
   ``fastupdate = off``: with GIN's pending list every search scanned the entries not yet
   merged (about 10 ms per lookup after 20,000 inserts, until a vacuum), while writing
   each row's entries at insert costs a batch about half its speed and keeps single
   appends steady (benchmarks.md).
-* ``sessions.meta_tsv``: the title, start date as words and source (the SQLite
-  ``sessions_fts``), written by the store, since the date words are local time.
+* ``sessions.meta_tsv`` and ``meta_words``: the title, start date as words and source
+  (the SQLite ``sessions_fts``), written by the store, since the date words are local
+  time; ``sessions.word_total``, the sum of its messages' ``words`` (with
+  ``message_count``, the corpus statistics BM25 needs, kept exact without a hot row).
 * ``sessions.rowid``: an identity column, the insertion order SQLite's ``rowid`` gives
   (the lineage queries break ties on it).
 * ``message_vectors`` (migration 2, the SQLite ``m011_message_vectors``): one embedding per
@@ -28,11 +32,13 @@ apply each step exactly once.
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
 import psycopg
 
 from .fts_query import CJK_RANGES
+from .pg_words import index_words
 
 __all__ = ["INDEXED_TEXT", "MIGRATIONS", "SCHEMA_LOCK", "migrate", "schema_version"]
 
@@ -169,8 +175,61 @@ CREATE TRIGGER message_vectors_stale AFTER UPDATE OF content ON messages FOR EAC
     EXECUTE FUNCTION palimpsest_vector_stale();
 """
 
-MIGRATIONS: tuple[tuple[str, str], ...] = (("initial", _V1), ("message_vectors", _V2))
-"""``(name, SQL)`` in order; version N is the first N applied."""
+_V3 = """
+ALTER TABLE messages ALTER COLUMN tsv DROP EXPRESSION;
+ALTER TABLE messages ADD COLUMN words INTEGER NOT NULL DEFAULT 0;
+ALTER TABLE sessions ADD COLUMN word_total BIGINT NOT NULL DEFAULT 0,
+    ADD COLUMN meta_words INTEGER NOT NULL DEFAULT 0;
+"""
+
+_REINDEX_BATCH = 2_000
+
+
+def _fts5_words(con: psycopg.Connection[Any]) -> None:
+    """Migration 3: the word index cut by SQLite's tokenizer (:mod:`.pg_words`); every
+    stored message and session is indexed again, in batches, inside the migration."""
+    from .pg_writes import meta_words
+
+    con.execute(_V3.encode())
+    last = 0
+    while True:
+        rows = con.execute(
+            f"SELECT id, {INDEXED_TEXT} FROM messages WHERE id > %s ORDER BY id LIMIT %s",
+            (last, _REINDEX_BATCH),
+        ).fetchall()
+        if not rows:
+            break
+        last = int(rows[-1][0])
+        with con.cursor() as cur:
+            found = [(index_words(str(text)), mid) for mid, text in rows]
+            cur.executemany(
+                "UPDATE messages SET tsv = %s::tsvector, words = %s WHERE id = %s",
+                [(w.vector, w.count, mid) for w, mid in found],
+            )
+    sessions = con.execute("SELECT id, title, started_at, source FROM sessions").fetchall()
+    with con.cursor() as cur:
+        cur.executemany(
+            "UPDATE sessions SET meta_tsv = %s::tsvector, meta_words = %s WHERE id = %s",
+            [
+                (*meta_words(title, started, source), sid)
+                for sid, title, started, source in sessions
+            ],
+        )
+    con.execute(
+        "UPDATE sessions AS s SET word_total = t.n FROM (SELECT session_id, sum(words) AS n"
+        " FROM messages GROUP BY session_id) AS t WHERE t.session_id = s.id"
+    )
+
+
+Step = str | Callable[[psycopg.Connection[Any]], None]
+
+MIGRATIONS: tuple[tuple[str, Step], ...] = (
+    ("initial", _V1),
+    ("message_vectors", _V2),
+    ("fts5_words", _fts5_words),
+)
+"""``(name, SQL or a function of the connection)`` in order; version N is the first N
+applied."""
 
 
 def schema_version(con: psycopg.Connection[Any]) -> int:
@@ -196,7 +255,10 @@ def migrate(con: psycopg.Connection[Any]) -> int:
         for number, (name, sql) in enumerate(MIGRATIONS, 1):
             if number <= current:
                 continue
-            con.execute(sql.encode())
+            if callable(sql):
+                sql(con)
+            else:
+                con.execute(sql.encode())
             con.execute(
                 "INSERT INTO palimpsest_schema (version, name, applied_at)"
                 " VALUES (%s, %s, extract(epoch FROM clock_timestamp()))",

@@ -5,15 +5,17 @@ plus ``session_rank`` and ``session_date``; ``rank`` lower is better), so everyt
 above the store (:mod:`.ranking`'s best-message-decides session scoring, redacted
 snippets, the ``session_search`` tool) works unchanged. How a query runs:
 
-* **Words** (``english`` stemming, stopwords dropped as :mod:`.query_terms` drops them)
-  are looked up in the GIN index on ``messages.tsv``. ``all`` requires every word,
-  ``any`` one of them, ``auto`` runs ``all`` and fills the places left from ``any``.
-  Rows are scored with Okapi BM25 (k1 1.2, b 0.75, FTS5's IDF) over the query's
-  lexemes, with document frequencies counted in the index (capped). A document's length
-  is its number of tokens, as FTS5 counts it: the highest word position in its
-  ``tsvector`` (positions count the stopwords the vector leaves out), not
-  ``length(tsvector)``, its distinct lexemes, which made a message repeating its words
-  shorter than FTS5 sees it and moved rankings apart (:func:`doc_length`).
+* **Words** are cut and stemmed by SQLite's own ``porter unicode61`` tokenizer, in the
+  store when it writes a row and here for the query (:mod:`.pg_words`), so both backends
+  index and ask for the same terms; stopwords are dropped as :mod:`.query_terms` drops
+  them. They are looked up in the GIN index on ``messages.tsv``. ``all`` requires every
+  word, ``any`` one of them, ``auto`` runs ``all`` and fills the places left from
+  ``any``. Rows are scored with FTS5's BM25 (k1 1.2, b 0.75, FTS5's IDF) over the
+  query's lexemes, with document frequencies found as on SQLite (exact, or from the
+  newest 1,000 matches past 20,000 rows: :func:`_lexemes`), a message's
+  length in tokens (``messages.words``, FTS5's count), and the row count and average
+  length over the whole store, summed from per-session counters (:func:`_stats`), as
+  FTS5 takes them.
 * **Candidates by rarity**, as on SQLite (:mod:`.retrieval`): the rows holding the
   rarest words while their counts fit :data:`~.fts_query.RANK_WINDOW`, then the newest
   rows matching any word, so an old message holding the rare words is always ranked.
@@ -46,18 +48,18 @@ from .fts_query import (
     session_date,
 )
 from .pg_schema import CJK_PATTERN, INDEXED_TEXT
+from .pg_words import query_lexemes
 from .query_terms import parse_terms
 from .retrieval import SESSION_MATCHES, SESSION_WEIGHT
 from .search_plan import SEARCH_COLUMNS
 from .store_common import SearchFilters
+from .word_rank import DF_SAMPLE, OWN_RANK_FROM
 
 __all__ = ["doc_length", "search_hits"]
 
-DF_CAP = 100_000
-"""Document frequencies are counted up to this many rows (an index-only count)."""
 
-AVGDL_SAMPLE = 2_000
-"""The average document length is taken over this many newest rows."""
+DF_CAP = 100_000
+"""Sessions' metadata matches are counted up to this many rows."""
 
 _SELECT = (
     "SELECT m.id, m.session_id, m.role, '' AS snippet, m.timestamp, s.source, s.model,"
@@ -82,86 +84,132 @@ def _tsquery_literal(lexeme: str) -> str:
     return "'" + lexeme.replace("\\", "\\\\").replace("'", "''") + "'"
 
 
-def _lexemes(
-    con: psycopg.Connection[Any], words: Sequence[str]
-) -> tuple[list[str], list[int], list[int]]:
-    """The distinct ``english`` lexemes of ``words`` in order (stopwords give none), and
-    how many messages and how many sessions' metadata hold each (counted in the GIN
-    indexes up to :data:`DF_CAP`): one round trip."""
-    if not words:
-        return [], [], []
-    found = con.execute(
-        "WITH x AS (SELECT u.lexeme, min(w.n) AS n"
-        " FROM unnest(%s::text[]) WITH ORDINALITY AS w(word, n),"
-        " unnest(to_tsvector('english', w.word)) AS u GROUP BY u.lexeme)"
-        " SELECT x.lexeme,"
-        " (SELECT count(*) FROM (SELECT 1 FROM messages"
-        "  WHERE tsv @@ quote_literal(x.lexeme)::tsquery LIMIT %s) AS c),"
-        " (SELECT count(*) FROM (SELECT 1 FROM sessions"
-        "  WHERE meta_tsv @@ quote_literal(x.lexeme)::tsquery LIMIT %s) AS c)"
-        " FROM x ORDER BY x.n, x.lexeme",
-        (list(words), DF_CAP, DF_CAP),
-    ).fetchall()
-    return (
-        [str(r[0]) for r in found],
-        [int(r[1]) for r in found],
-        [int(r[2]) for r in found],
-    )
+class _Terms:
+    """A query's distinct lexemes and what is counted of each (:func:`_lexemes`)."""
+
+    def __init__(
+        self, lexemes: list[str], counts: list[int], dfs: list[float], meta_dfs: list[int]
+    ) -> None:
+        self.lexemes = lexemes
+        #: matching messages, counted up to ``RANK_WINDOW + 1`` (candidates by rarity)
+        self.counts = counts
+        #: document frequencies for the IDF, as the SQLite store takes them
+        self.dfs = dfs
+        #: sessions whose metadata matches, up to :data:`DF_CAP`
+        self.meta_dfs = meta_dfs
 
 
-_STATS: dict[tuple[str, str], tuple[float, int, float]] = {}
-"""``(server, table) -> (when, rows, average document length)``, kept STATS_SECONDS."""
+def _lexemes(con: psycopg.Connection[Any], phrases: Sequence[str]) -> _Terms:
+    """The distinct lexemes of ``phrases`` (:func:`~.pg_words.query_lexemes`) in order
+    and their counts (:class:`_Terms`).
+
+    Document frequencies are found as :mod:`.word_rank` finds them on SQLite: the newest
+    :data:`~.word_rank.DF_SAMPLE` matches of each lexeme are read (ids only); fewer than
+    that is the exact count, more is extrapolated from how densely they lie among the
+    newest ids. When no lexeme is estimated in :data:`~.word_rank.OWN_RANK_FROM` rows or
+    more, SQLite ranks with FTS5's exact counts, and so are they counted here (up to
+    that many rows). A count never reads every row of a common word, which took about a
+    second per word at 200,000 messages.
+    """
+    lexemes = list(dict.fromkeys(phrases))
+    if not lexemes:
+        return _Terms([], [], [], [])
+    # one scalar subquery per lexeme, each with its tsquery as a parameter: the planner
+    # sees each word's frequency (a common word walks the id index backwards and stops,
+    # a rare one reads its few GIN entries), where a lexeme taken from a joined array
+    # got one generic plan that read every match of a common word
+    parts: list[str] = []
+    params: list[Any] = []
+    for lexeme in lexemes:
+        parts += [
+            "(SELECT count(*) FROM (SELECT 1 FROM messages WHERE tsv @@ %s::tsquery LIMIT %s) c)",
+            "(SELECT count(*) || ' ' || COALESCE(min(id), 0) FROM (SELECT id FROM messages"
+            " WHERE tsv @@ %s::tsquery ORDER BY id DESC LIMIT %s) c)",
+            "(SELECT count(*) FROM (SELECT 1 FROM sessions WHERE meta_tsv @@ %s::tsquery"
+            " LIMIT %s) c)",
+        ]
+        query = _tsquery_literal(lexeme)
+        params += [query, RANK_WINDOW + 1, query, DF_SAMPLE, query, DF_CAP]
+    row = con.execute("SELECT " + ", ".join(parts), params).fetchone() or ()
+    found = [(lexeme, *row[3 * i : 3 * i + 3]) for i, lexeme in enumerate(lexemes)]
+    counts = [int(r[1]) for r in found]
+    walks = [tuple(int(v) for v in str(r[2]).split()) for r in found]
+    newest: int | None = None
+    dfs: list[float] = []
+    for count, oldest in walks:
+        if count < DF_SAMPLE:
+            dfs.append(float(count))
+            continue
+        if newest is None:
+            top = con.execute("SELECT max(id) FROM messages").fetchone()
+            newest = int(top[0] or 0) if top else 0
+        estimate = max(float(count), count * newest / max(1, newest - oldest + 1))
+        dfs.append(round(estimate, 1))  # as word_rank.ranked_sql writes it into the SQL
+    if max(dfs) < OWN_RANK_FROM and any(c > RANK_WINDOW for c in counts):
+        one = "(SELECT count(*) FROM (SELECT 1 FROM messages WHERE tsv @@ %s::tsquery LIMIT %s) c)"
+        exact = con.execute(
+            "SELECT " + ", ".join([one] * len(lexemes)),
+            [v for x in lexemes for v in (_tsquery_literal(x), OWN_RANK_FROM)],
+        ).fetchone()
+        dfs = [float(v) for v in exact or ()]
+    elif max(dfs) < OWN_RANK_FROM:
+        dfs = [float(c) for c in counts]
+    return _Terms([str(r[0]) for r in found], counts, dfs, [int(r[3]) for r in found])
+
+
+_STATS: dict[str, tuple[float, tuple[int, float, int, float]]] = {}
+"""``server -> (when, statistics)``, kept :data:`STATS_SECONDS`."""
 
 STATS_SECONDS = 30.0
 
 
-def _stats(con: psycopg.Connection[Any], table: str, column: str) -> tuple[int, float]:
-    """How many rows ``table`` has and the average length (:func:`doc_length`) of
-    ``column`` over its newest :data:`AVGDL_SAMPLE` rows; cached for a few seconds, since
-    both move slowly and BM25 needs only their size."""
-    key = (f"{con.info.dsn} {con.info.parameter_status('search_path') or ''}", table)
+def _stats(con: psycopg.Connection[Any]) -> tuple[int, float, int, float]:
+    """``(messages, their average length, sessions, their metadata's average length)``
+    over the whole store, as FTS5 counts its rows and tokens: sums of the per-session
+    counters the writes keep (``message_count``, ``word_total``, ``meta_words``), so one
+    statement over the sessions, never the messages; cached for a few seconds, since BM25
+    needs only their size."""
+    key = f"{con.info.dsn} {con.info.parameter_status('search_path') or ''}"
     now = time.monotonic()
     cached = _STATS.get(key)
     if cached is not None and now - cached[0] < STATS_SECONDS:
-        return cached[1], cached[2]
-    order = "id" if table == "messages" else "rowid"
+        return cached[1]
     row = con.execute(
-        f"SELECT (SELECT GREATEST(reltuples, 0)::bigint FROM pg_class"
-        f" WHERE oid = '{table}'::regclass), (SELECT avg({doc_length(column)}) FROM"
-        f" (SELECT {column} FROM {table} ORDER BY {order} DESC LIMIT %s) AS t)",
-        (AVGDL_SAMPLE,),
+        "SELECT COALESCE(sum(message_count), 0), COALESCE(sum(word_total), 0), count(*),"
+        " COALESCE(sum(meta_words), 0) FROM sessions"
     ).fetchone()
-    total = int(row[0]) if row and row[0] is not None else 0
-    if total < 10_000:  # small or never analysed: count
-        counted = con.execute(f"SELECT count(*) FROM {table}").fetchone()
-        total = int(counted[0]) if counted else 0
-    avgdl = float(row[1]) if row and row[1] is not None else 1.0
-    _STATS[key] = (now, total, avgdl)
-    return total, avgdl
+    messages, words, sessions, meta = (int(v) for v in row) if row else (0, 0, 0, 0)
+    found = (
+        messages,
+        words / messages if messages else 1.0,
+        sessions,
+        meta / sessions if sessions else 1.0,
+    )
+    _STATS[key] = (now, found)
+    return found
 
 
-def _idf(total: int, df: int) -> float:
+def _idf(total: int, df: float) -> float:
     """FTS5's IDF, floored just above zero (a word in every row still counts a little)."""
     return max(1e-6, math.log((total - df + 0.5) / (df + 0.5)))
 
 
 def doc_length(expression: str) -> str:
-    """SQL for the token length of the ``tsvector`` ``expression``: its highest word
-    position (``to_tsvector`` numbers every token, stopwords included, so this is FTS5's
-    document length for the same text; capped at 16,383 by PostgreSQL), at least 1."""
-    # positions are sorted within a lexeme: each lexeme's last one, no row per position
-    return (
-        f"GREATEST(1, COALESCE((SELECT max(d.positions[cardinality(d.positions)])"
-        f" FROM unnest({expression}) AS d), 1))"
-    )
+    """SQL for a ``tsvector`` column's document length: the token count the writes keep
+    beside it (``messages.words`` for ``tsv``, ``sessions.meta_words`` for ``meta_tsv``;
+    :mod:`.pg_words`), at least 1."""
+    alias, _, column = expression.rpartition(".")
+    counts = {"tsv": "words", "meta_tsv": "meta_words"}
+    return f"GREATEST(1, {alias + '.' if alias else ''}{counts[column]})"
 
 
 def _bm25(alias: str, column: str) -> str:
     """SQL summing Okapi BM25 (k1 1.2, b 0.75) over the query lexemes a row holds.
 
     ``setweight`` marks the query's lexemes and ``ts_filter`` keeps only those (both in
-    C), so each row unnests two or three entries, not its whole vector. Parameters: the
-    lexemes, again the lexemes and their IDFs, the average document length.
+    C), so each row unnests two or three entries, not its whole vector; a lexeme's
+    positions are its occurrences (:mod:`.pg_words`). Parameters: the lexemes, again the
+    lexemes and their IDFs, the average document length.
     """
     tf = "array_length(u.positions, 1)"
     return (
@@ -170,6 +218,18 @@ def _bm25(alias: str, column: str) -> str:
         f" FROM unnest(ts_filter(setweight({alias}.{column}, 'A', %s::text[]), '{{a}}')) AS u"
         " JOIN unnest(%s::text[], %s::float8[]) AS q(lexeme, idf) ON q.lexeme = u.lexeme)"
     )
+
+
+def _filled(
+    rows: list[dict[str, Any]], more: list[dict[str, Any]], need: int
+) -> list[dict[str, Any]]:
+    """``rows`` then the best of ``more`` not already there (ties: newest first), up to
+    ``need`` rows: :mod:`.retrieval`'s fill-up."""
+    seen = {r["id"] for r in rows}
+    fill = sorted(
+        (r for r in more if r["id"] not in seen), key=lambda r: (r["rank"], -int(r["id"]))
+    )
+    return rows + fill[: need - len(rows)]
 
 
 def _rows(cursor: psycopg.Cursor[Any]) -> list[dict[str, Any]]:
@@ -189,9 +249,15 @@ class _Query:
         self.con = con
         terms = parse_terms(text)
         self.exact = [e for e in terms.exact if e]
-        self.lexemes, self.dfs, self.meta_dfs = _lexemes(con, terms.words)
-        total, self.avgdl = _stats(con, "messages", "tsv") if self.lexemes else (0, 1.0)
-        self.idfs = [_idf(total, df) for df in self.dfs]
+        # one phrase per query word, as FTS5 sees the query: two words with one stem
+        # ("run running") are two phrases of one lexeme, and BM25 counts it twice
+        self.phrases = [x for word in terms.words for x in query_lexemes([word])]
+        terms_found = _lexemes(con, self.phrases)
+        self.lexemes, self.dfs = terms_found.lexemes, terms_found.counts
+        self.meta_dfs = terms_found.meta_dfs
+        self.stats = _stats(con) if self.lexemes else (0, 1.0, 0, 1.0)
+        total, self.avgdl = self.stats[:2]
+        self.idf = {x: _idf(total, df) for x, df in zip(self.lexemes, terms_found.dfs, strict=True)}
         self.where = _pg(where)
         self.params = list(params)
         for form in self.exact:
@@ -201,9 +267,12 @@ class _Query:
     def tsquery(self, lexemes: Sequence[str], joiner: str) -> str:
         return f" {joiner} ".join(_tsquery_literal(x) for x in lexemes)
 
-    def ranked(self, match: str, need: int, floor_newest: int | None) -> list[dict[str, Any]]:
+    def ranked(
+        self, match: str, need: int, floor_newest: int | None, twice: Sequence[str] = ()
+    ) -> list[dict[str, Any]]:
         """BM25-ranked rows matching the tsquery ``match`` (the newest ``floor_newest``
-        of them when given, else all), best ``need``."""
+        of them when given, else all), best ``need``; the lexemes ``twice`` count twice
+        (as FTS5 counts the rare words of a candidates query, :mod:`.retrieval`)."""
         rank = "-" + _bm25("m", "tsv")
         conditions = ["m.tsv @@ %s::tsquery", *self.where]
         inner = (
@@ -214,63 +283,78 @@ class _Query:
         if floor_newest is not None:
             inner += " LIMIT %s"
             params.append(floor_newest)
-        sql = (
-            _SELECT.format(rank=rank)
-            + f" WHERE m.id IN ({inner}) ORDER BY rank, m.id DESC LIMIT %s"
-        )
-        cursor = self.con.execute(
-            sql,
-            (self.avgdl, self.lexemes, self.lexemes, self.idfs, *params, need),
-        )
+        # ties in FTS5's rank order: the oldest row first
+        sql = _SELECT.format(rank=rank) + f" WHERE m.id IN ({inner}) ORDER BY rank, m.id LIMIT %s"
+        scored = [*self.phrases, *twice]
+        idfs = [self.idf[x] for x in scored]
+        cursor = self.con.execute(sql, (self.avgdl, self.lexemes, scored, idfs, *params, need))
         return _rows(cursor)
 
+    def count(self, match: str, cap: int) -> int:
+        """How many rows match ``match`` (no filters, as :mod:`.retrieval` counts), up
+        to ``cap``."""
+        row = self.con.execute(
+            "SELECT count(*) FROM (SELECT 1 FROM messages WHERE tsv @@ %s::tsquery LIMIT %s) AS c",
+            (match, cap),
+        ).fetchone()
+        return int(row[0]) if row else 0
+
     def run(self, mode: str, need: int) -> list[dict[str, Any]]:
+        """The ``all``, ``any`` or ``auto`` plan, as :mod:`.retrieval` runs it on SQLite."""
         if not self.lexemes:
             return self.literal(need) if self.exact else []
+        every = self.tsquery(self.lexemes, "&")
         if mode == "all":
-            return self.ranked(self.tsquery(self.lexemes, "&"), need, RANK_WINDOW)
+            return self.ranked(every, need, RANK_WINDOW)
         if mode == "any":
             return self.any(need)
-        found = self.ranked(self.tsquery(self.lexemes, "&"), need, RANK_WINDOW)
-        if len(found) < need:
-            seen = {r["id"] for r in found}
-            more = [r for r in self.any(need) if r["id"] not in seen]
-            found += more[: need - len(found)]
-        return found
+        # auto: when fewer rows hold every word than asked for and the any plan ranks
+        # all its candidates, that plan alone answers (its best rows, not the all rows
+        # first: the SQLite store's choice)
+        if self.count(every, need) < need and not self.candidates()[1]:
+            return self.any(need)
+        found = self.ranked(every, need, RANK_WINDOW)
+        return _filled(found, self.any(need), need) if len(found) < need else found
+
+    def candidates(self) -> tuple[list[str] | None, bool]:
+        """``(rare, windowed)``: the rarest lexemes whose rows the any plan ranks (None:
+        every lexeme's), and whether only the newest :data:`RANK_WINDOW` of them are
+        ranked; :func:`~.retrieval.choose_candidates` over lexemes."""
+        if len(self.lexemes) == 1:
+            return None, self.dfs[0] > RANK_WINDOW
+        if sum(self.dfs) <= RANK_WINDOW:
+            return None, False
+        rare: list[str] = []
+        total = 0
+        for i in sorted(range(len(self.lexemes)), key=lambda i: self.dfs[i]):
+            if rare and total + self.dfs[i] > RANK_WINDOW:
+                break
+            rare.append(self.lexemes[i])
+            total += self.dfs[i]
+        return (rare if len(rare) < len(self.lexemes) else None), total > RANK_WINDOW
 
     def any(self, need: int) -> list[dict[str, Any]]:
         """Candidates by rarity (see the module docstring), then the newest rows."""
-        order = sorted(range(len(self.lexemes)), key=lambda i: self.dfs[i])
-        rare: list[str] = []
-        budget = 0
-        for i in order:
-            if budget + self.dfs[i] > RANK_WINDOW:
-                break
-            rare.append(self.lexemes[i])
-            budget += self.dfs[i]
+        rare, windowed = self.candidates()
         everything = self.tsquery(self.lexemes, "|")
-        if len(rare) == len(self.lexemes):
-            return self.ranked(everything, need, None)
-        found = self.ranked(self.tsquery(rare, "|"), need, None) if rare else []
+        window = RANK_WINDOW if windowed else None
+        if rare is None:
+            return self.ranked(everything, need, window)
+        found = self.ranked(self.tsquery(rare, "|"), need, window, twice=rare)
         if len(found) < need:
-            seen = {r["id"] for r in found}
-            more = [r for r in self.ranked(everything, need, RANK_WINDOW) if r["id"] not in seen]
-            found += more[: need - len(found)]
+            found = _filled(found, self.ranked(everything, need, RANK_WINDOW), need)
         return found
 
     def literal(self, need: int) -> list[dict[str, Any]]:
         """Rows holding every exact form, newest first (rank 0).
 
-        The word index narrows the scan first (``plainto_tsquery`` of each form: the same
-        parser split the stored text); only when that finds nothing is every row scanned,
-        since a form glued to other characters may have been split differently there.
+        The word index narrows the scan first (every word of each form: the same tokenizer
+        cut the stored text); only when that finds nothing is every row scanned.
         """
-        narrowed = [
-            *self.where,
-            *("m.tsv @@ plainto_tsquery('english', %s)" for _ in self.exact),
-        ]
+        words = [x for x in (query_lexemes([form]) for form in self.exact) if x]
+        narrowed = [*self.where, *("m.tsv @@ %s::tsquery" for _ in words)]
         for conditions, params in (
-            (narrowed, [*self.params, *self.exact]),
+            (narrowed, [*self.params, *(self.tsquery(x, "&") for x in words)]),
             (self.where, self.params),
         ):
             sql = (
@@ -286,16 +370,16 @@ class _Query:
         """``session id -> -BM25`` of the sessions whose metadata matches any word."""
         if not self.lexemes:
             return {}
-        total, avgdl = _stats(self.con, "sessions", "meta_tsv")
-        idfs = [_idf(total, df) for df in self.meta_dfs]
+        total, avgdl = self.stats[2:]
+        meta = {x: _idf(total, df) for x, df in zip(self.lexemes, self.meta_dfs, strict=True)}
         found = self.con.execute(
             f"SELECT s.id, -{_bm25('s', 'meta_tsv')} AS r FROM sessions AS s"
-            " WHERE s.meta_tsv @@ %s::tsquery ORDER BY r, s.rowid DESC LIMIT %s",
+            " WHERE s.meta_tsv @@ %s::tsquery ORDER BY r, s.rowid LIMIT %s",
             (
                 avgdl,
                 self.lexemes,
-                self.lexemes,
-                idfs,
+                self.phrases,
+                [meta[x] for x in self.phrases],
                 self.tsquery(self.lexemes, "|"),
                 SESSION_MATCHES,
             ),

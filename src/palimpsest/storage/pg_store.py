@@ -41,7 +41,14 @@ from .pg_db import PgDatabase, SqliteDialect
 from .pg_schema import migrate
 from .pg_schema import schema_version as _schema_version
 from .pg_vectors import PgVectorIndex
-from .pg_writes import HIDDEN, insert_messages, one_session, session_meta_text, set_meta
+from .pg_writes import (
+    HIDDEN,
+    insert_messages,
+    meta_words,
+    one_session,
+    session_meta_text,
+    set_meta,
+)
 from .pg_writes import stored_call_names as stored_names
 from .sessions import new_session_id
 from .store_common import SearchFilters, StoreCommon
@@ -142,8 +149,8 @@ class PostgresSessionStore(StoreCommon):
                 check_title_free(self._dialect(con), clean_title, sid)
             con.execute(
                 "INSERT INTO sessions (id, source, model, model_config, system_prompt, user_id,"
-                " parent_session_id, title, started_at, meta_tsv)"
-                " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s, to_tsvector('english', %s))"
+                " parent_session_id, title, started_at, meta_tsv, meta_words)"
+                " VALUES (%s,%s,%s,%s,%s,%s,%s,%s,%s, %s::tsvector, %s)"
                 " ON CONFLICT (id) DO NOTHING",
                 (
                     sid,
@@ -155,7 +162,7 @@ class PostgresSessionStore(StoreCommon):
                     parent_session_id,
                     clean_title,
                     started,
-                    session_meta_text(clean_title, started, source),
+                    *meta_words(clean_title, started, source),
                 ),
             )
 
@@ -332,9 +339,9 @@ class PostgresSessionStore(StoreCommon):
                 **{k: parent[k] for k in INHERITED},
             }
             con.execute(
-                f"INSERT INTO sessions ({', '.join(values)}, meta_tsv) VALUES"
-                f" ({', '.join('%s' for _ in values)}, to_tsvector('english', %s))",
-                (*values.values(), session_meta_text(new_title, started, parent["source"])),
+                f"INSERT INTO sessions ({', '.join(values)}, meta_tsv, meta_words) VALUES"
+                f" ({', '.join('%s' for _ in values)}, %s::tsvector, %s)",
+                (*values.values(), *meta_words(new_title, started, parent["source"])),
             )
             if encoded:
                 insert_messages(con, sid, encoded, tool_calls)

@@ -38,6 +38,7 @@ from .embedding import EmbeddingModel, EmbedFunction, as_model
 from .fts_query import session_date
 from .pg_db import PgDatabase
 from .pg_vector_cache import VectorCache
+from .pg_words import query_lexemes
 from .query_terms import parse_terms
 from .search_plan import SEARCH_COLUMNS
 from .store_common import SearchFilters
@@ -139,12 +140,18 @@ def term_coverage(con: psycopg.Connection[Any], query: str, ids: Sequence[int]) 
     wanted = sorted(set(ids))
     if not words or not wanted:
         return {}
+    # each word as its lexemes ANDed (pg_words: the tokenizer that wrote the index)
+    asked = [
+        " & ".join("'" + x.replace("\\", "\\\\").replace("'", "''") + "'" for x in lexemes)
+        for lexemes in (query_lexemes([w]) for w in words)
+        if lexemes
+    ]
+    if not asked:
+        return dict.fromkeys(wanted, 0.0)
     found = con.execute(
-        "SELECT m.id, (SELECT count(*) FROM unnest(%s::text[]) AS w(word)"
-        " WHERE numnode(plainto_tsquery('english', w.word)) > 0"
-        " AND m.tsv @@ plainto_tsquery('english', w.word))"
-        " FROM messages AS m WHERE m.id = ANY(%s)",
-        (list(words), wanted),
+        "SELECT m.id, (SELECT count(*) FROM unnest(%s::text[]) AS w(q)"
+        " WHERE m.tsv @@ w.q::tsquery) FROM messages AS m WHERE m.id = ANY(%s)",
+        (asked, wanted),
     ).fetchall()
     return {int(item): int(count) / len(words) for item, count in found}
 
@@ -341,12 +348,14 @@ class PgVectorIndex:
         """``word_hits`` fused with the nearest messages under the same filters, best first
         (:func:`~.fusion.fuse_hits` with :func:`term_coverage`, as on SQLite)."""
         from .fusion import SEMANTIC_CANDIDATES, fuse_hits
+        from .turn_context import add_context
 
         near = self.nearest(con, query, filters=filters, params=params, limit=SEMANTIC_CANDIDATES)
         for hit in near:
             hit["session_date"] = session_date(hit.get("session_started"))
         coverage = term_coverage(con, query, [int(h["id"]) for h in word_hits])
-        return fuse_hits(word_hits, near, self.weight if weight is None else weight, coverage)
+        fused = fuse_hits(word_hits, near, self.weight if weight is None else weight, coverage)
+        return add_context(con, fused, filters, params, pyformat=True)
 
 
 def search_hits(

@@ -17,17 +17,19 @@ import psycopg
 from ..errors import SessionNotFoundError
 from .codec import MESSAGE_COLUMNS
 from .pg_db import PgDatabase
+from .pg_words import index_words
 
 __all__ = [
     "HIDDEN",
     "insert_messages",
+    "meta_words",
     "one_session",
     "session_meta_text",
     "set_meta",
     "stored_call_names",
 ]
 
-HIDDEN = ("rowid", "meta_tsv")
+HIDDEN = ("rowid", "meta_tsv", "meta_words", "word_total")
 """PostgreSQL-only columns left out of session rows."""
 
 _MAX_PARAMETERS = 65_535
@@ -62,6 +64,12 @@ def session_meta_text(title: str | None, started_at: float | None, source: str |
     return " ".join(p for p in (title or "", date, source or "") if p)
 
 
+def meta_words(title: str | None, started_at: float | None, source: str | None) -> tuple[str, int]:
+    """``(tsvector literal, token count)`` of a session's metadata words (:mod:`.pg_words`)."""
+    found = index_words(session_meta_text(title, started_at, source))
+    return found.vector, found.count
+
+
 def session_row(names: Sequence[str], values: Sequence[Any]) -> dict[str, Any]:
     return {k: v for k, v in zip(names, values, strict=True) if k not in HIDDEN}
 
@@ -82,24 +90,27 @@ def set_meta(con: psycopg.Connection[Any], session_id: str) -> None:
     ).fetchone()
     if row is not None:
         con.execute(
-            "UPDATE sessions SET meta_tsv = to_tsvector('english', %s) WHERE id = %s",
-            (session_meta_text(*row), session_id),
+            "UPDATE sessions SET meta_tsv = %s::tsvector, meta_words = %s WHERE id = %s",
+            (*meta_words(*row), session_id),
         )
 
 
 def insert_messages(
     con: psycopg.Connection[Any], session_id: str, encoded: list[dict[str, Any]], tool_calls: int
 ) -> list[int]:
-    """Lock the session row, bump its counters, insert the rows; the new ids in order."""
+    """Lock the session row, bump its counters, insert the rows with their word index
+    entries (:mod:`.pg_words`); the new ids in order."""
+    words = [index_words(_indexed_text(row)) for row in encoded]
     locked = con.execute(
         "UPDATE sessions SET message_count = COALESCE(message_count, 0) + %s,"
-        " tool_call_count = COALESCE(tool_call_count, 0) + %s WHERE id = %s RETURNING id",
-        (len(encoded), tool_calls, session_id),
+        " tool_call_count = COALESCE(tool_call_count, 0) + %s, word_total = word_total + %s"
+        " WHERE id = %s RETURNING id",
+        (len(encoded), tool_calls, sum(w.count for w in words), session_id),
     ).fetchone()
     if locked is None:
         raise SessionNotFoundError(session_id)
-    columns = ("session_id", "timestamp", *MESSAGE_COLUMNS)
-    marks = "(" + ", ".join("%s" for _ in columns) + ")"
+    columns = ("session_id", "timestamp", *MESSAGE_COLUMNS, "tsv", "words")
+    marks = "(" + ", ".join("%s" for _ in columns[:-2]) + ", %s::tsvector, %s)"
     per_statement = max(1, _MAX_PARAMETERS // len(columns))
     now = time.time()
     ids: list[int] = []
@@ -108,6 +119,7 @@ def insert_messages(
         params: list[Any] = []
         for i, row in enumerate(chunk, start):
             params += [session_id, now + i * 1e-6, *(row[c] for c in MESSAGE_COLUMNS)]
+            params += [words[i].vector, words[i].count]
         found = con.execute(
             f"INSERT INTO messages ({', '.join(columns)}) VALUES "
             + ", ".join([marks] * len(chunk))
@@ -116,6 +128,11 @@ def insert_messages(
         ).fetchall()
         ids += sorted(int(r[0]) for r in found)
     return ids
+
+
+def _indexed_text(row: dict[str, Any]) -> str:
+    """The text the word index covers, as :data:`~.pg_schema.INDEXED_TEXT` joins it."""
+    return " ".join(str(row.get(c) or "") for c in ("content", "tool_name", "tool_calls"))
 
 
 def stored_call_names(db: PgDatabase, session_id: str, call_ids: set[str]) -> dict[str, str]:
