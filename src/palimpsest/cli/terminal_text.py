@@ -20,6 +20,7 @@ JSON reader decodes to the original (``json.dumps`` already escapes C0 controls 
 
 from __future__ import annotations
 
+import functools
 import re
 
 __all__ = ["TERMINAL_UNSAFE", "for_terminal", "json_for_terminal"]
@@ -45,11 +46,6 @@ def _visible(code: int) -> str:
 
 
 _NAMED = {0x09: "\\t", 0x0A: "\\n", 0x0D: "\\r"}
-_ONE_LINE: dict[int, str] = {code: _NAMED.get(code, _visible(code)) for code in TERMINAL_UNSAFE}
-_WITH_LINES: dict[int, str] = {k: v for k, v in _ONE_LINE.items() if k not in (0x09, 0x0A)}
-_JSON: dict[int, str] = {
-    code: f"\\u{code:04x}" for code in TERMINAL_UNSAFE if code >= 0x7F
-}  # C0 controls never reach here raw: json.dumps escapes them
 
 
 def _pattern(table: dict[int, str]) -> re.Pattern[str]:
@@ -67,9 +63,22 @@ def _pattern(table: dict[int, str]) -> re.Pattern[str]:
     return re.compile("[" + "".join(parts) + "]")
 
 
-_ONE_LINE_RE = _pattern(_ONE_LINE)
-_WITH_LINES_RE = _pattern(_WITH_LINES)
-_JSON_RE = _pattern(_JSON)
+_Table = tuple[dict[int, str], re.Pattern[str]]
+
+
+@functools.cache
+def _tables() -> tuple[_Table, _Table, _Table]:
+    """The escape tables and their patterns (one line, with lines, JSON), built on first use:
+    about 10 ms that ``palimpsest --help`` and every command printing no stored text skip."""
+    one_line = {code: _NAMED.get(code, _visible(code)) for code in TERMINAL_UNSAFE}
+    with_lines = {k: v for k, v in one_line.items() if k not in (0x09, 0x0A)}
+    # C0 controls never reach the JSON table raw: json.dumps escapes them
+    json_table = {code: f"\\u{code:04x}" for code in TERMINAL_UNSAFE if code >= 0x7F}
+    return (
+        (one_line, _pattern(one_line)),
+        (with_lines, _pattern(with_lines)),
+        (json_table, _pattern(json_table)),
+    )
 
 
 def for_terminal(text: object, *, keep_lines: bool = True) -> str:
@@ -79,7 +88,8 @@ def for_terminal(text: object, *, keep_lines: bool = True) -> str:
     ``keep_lines=False`` escapes them too, for text that must stay on one line.
     """
     value = text if isinstance(text, str) else str(text)
-    table, pattern = (_WITH_LINES, _WITH_LINES_RE) if keep_lines else (_ONE_LINE, _ONE_LINE_RE)
+    one_line, with_lines, _ = _tables()
+    table, pattern = with_lines if keep_lines else one_line
     # A regex finds the rare unsafe character at C speed; clean text comes back as it is.
     return pattern.sub(lambda found: table[ord(found.group())], value)
 
@@ -90,4 +100,5 @@ def json_for_terminal(json_text: str) -> str:
     They can only occur inside JSON strings, where the escape decodes to the same
     character, so the data is exactly what it was.
     """
-    return _JSON_RE.sub(lambda found: _JSON[ord(found.group())], json_text)
+    table, pattern = _tables()[2]
+    return pattern.sub(lambda found: table[ord(found.group())], json_text)
