@@ -12,7 +12,6 @@ import importlib.util
 import itertools
 import json
 import random
-import re
 import time
 from array import array
 from pathlib import Path
@@ -26,22 +25,9 @@ from palimpsest.storage.pg_store import PostgresSessionStore
 from palimpsest.storage.pg_vectors import nearest_ids
 from palimpsest.storage.search import SessionSearch
 from palimpsest.storage.vectors import pack
+from vector_helpers import TOPICS, concept_embedder
 
-CONCEPTS = [
-    {"database", "postgres", "sqlite", "mysql", "schema"},
-    {"pet", "kitten", "cat", "dog", "puppy"},
-    {"holiday", "vacation", "flights", "lisbon", "trip"},
-    {"car", "tesla", "electric", "vehicle"},
-    {"music", "violin", "instrument", "lessons"},
-]
-
-
-def concepts(texts: list[str]) -> list[list[float]]:
-    out = []
-    for text in texts:
-        words = set(re.findall(r"\w+", text.lower()))
-        out.append([float(len(words & c)) + 0.01 for c in CONCEPTS])
-    return out
+concepts = concept_embedder(TOPICS)
 
 
 def _store(url: str, embedder: Any = concepts, **kwargs: Any) -> PostgresSessionStore:

@@ -7,7 +7,6 @@ from the question in meaning as well as in words, as they do with a real model.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -18,6 +17,7 @@ from hypothesis import strategies as st
 
 from palimpsest.storage import Store, open_store, turn_context
 from palimpsest.storage.turn_context import successor_sql, with_context
+from vector_helpers import concept_embedder
 
 CONCEPTS = [
     {"mountain", "climb", "summit", "peak", "hike"},
@@ -26,12 +26,7 @@ CONCEPTS = [
 ]
 
 
-def concepts(texts: list[str]) -> list[list[float]]:
-    out = []
-    for text in texts:
-        words = set(re.findall(r"\w+", text.lower()))
-        out.append([float(len(words & c)) + 0.01 for c in CONCEPTS])
-    return out
+concepts = concept_embedder(CONCEPTS)
 
 
 QUESTION = "How did Mel feel at the top of the mountain?"

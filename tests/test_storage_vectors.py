@@ -31,22 +31,9 @@ from palimpsest.storage.vectors import (
     term_coverage,
     unpack,
 )
+from vector_helpers import TOPICS, concept_embedder
 
-CONCEPTS = [
-    {"database", "postgres", "sqlite", "mysql", "schema"},
-    {"pet", "kitten", "cat", "dog", "puppy"},
-    {"holiday", "vacation", "flights", "lisbon", "trip"},
-    {"car", "tesla", "electric", "vehicle"},
-    {"music", "violin", "instrument", "lessons"},
-]
-
-
-def concepts(texts: list[str]) -> list[list[float]]:
-    out = []
-    for text in texts:
-        words = set(re.findall(r"\w+", text.lower()))
-        out.append([float(len(words & c)) + 0.01 for c in CONCEPTS])
-    return out
+concepts = concept_embedder(TOPICS)
 
 
 def _store(path: Path, **kwargs: object) -> SessionStore:
