@@ -467,12 +467,18 @@ def render(report: dict[str, Any]) -> str:
     return "\n".join(lines)
 
 
-def main(argv: list[str] | None = None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+def add_corpus_arguments(parser: argparse.ArgumentParser) -> None:
+    """The generated corpus's size and seed, and ``--json``: the options every recall
+    benchmark over :func:`recall_corpus.generate` takes."""
     parser.add_argument("--conversations", type=int, default=12)
     parser.add_argument("--sessions", type=int, default=20, help="mean sessions per conversation")
     parser.add_argument("--seed", type=int, default=11)
     parser.add_argument("--json", action="store_true", help="print the report as JSON")
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    add_corpus_arguments(parser)
     parser.add_argument(
         "--vectors",
         action="store_true",

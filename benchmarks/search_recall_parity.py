@@ -29,7 +29,14 @@ from typing import Any
 
 import search_recall_pg as pg
 from recall_corpus import TAGS, Corpus, Question, generate
-from search_recall import OurSearch, Ranking, load_store, rank_all, score
+from search_recall import (
+    OurSearch,
+    Ranking,
+    add_corpus_arguments,
+    load_store,
+    rank_all,
+    score,
+)
 from store_scale import drop_schema, pg_schema
 
 METRICS = ("session@1", "session@5", "turn@5")
@@ -141,10 +148,7 @@ def evaluate_parity(corpus: Corpus, url: str, workdir: Path) -> dict[str, Any]:
 
 def main(argv: list[str] | None = None) -> int:
     parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
-    parser.add_argument("--conversations", type=int, default=12)
-    parser.add_argument("--sessions", type=int, default=20, help="mean sessions per conversation")
-    parser.add_argument("--seed", type=int, default=11)
-    parser.add_argument("--json", action="store_true", help="print the report as JSON")
+    add_corpus_arguments(parser)
     pg.add_arguments(parser)
     args = parser.parse_args(argv)
     url = pg.wanted_url(args, parser)
