@@ -34,6 +34,7 @@ import numpy as np
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 
+from palimpsest.files import replace_bytes, replace_file  # noqa: E402
 from palimpsest.safety.threats.features import BUCKETS, features, prepare, windows  # noqa: E402
 from palimpsest.safety.threats.learned import KIND_BUCKETS, KINDS, WEIGHTS_FILE  # noqa: E402
 
@@ -219,14 +220,15 @@ def choose_threshold(
         held = folds == fold
         oof[held] = scores[held]
     if oof_out is not None:  # to study the threshold rule without training again
-        oof_out.write_text(
+        replace_file(
+            oof_out,
             json.dumps(
                 [
                     {"label": r["label"], "kind": r["kind"], "score": round(float(z), 4)}
                     for r, z in zip(rows, oof, strict=True)
                 ]
             ),
-            encoding="utf-8",
+            temp_prefix=".oof-",
         )
     attack = oof[[r["label"] == "attack" for r in rows]]
     # Per group of benign text, so a mass of easy negatives (docstrings) cannot pull the
@@ -287,7 +289,7 @@ def main() -> None:
         "training_sha256": digest,
     }
     header = json.dumps(meta, sort_keys=True).encode("utf-8") + b"\n"
-    out.write_bytes(header + binary + kind_bytes)
+    replace_bytes(out, header + binary + kind_bytes, temp_prefix=".weights-")
     print(f"wrote {out} ({out.stat().st_size:,} bytes), {len(rows)} rows, {len(samples)} windows")
 
 
