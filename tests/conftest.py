@@ -45,11 +45,23 @@ def pytest_report_header(config: pytest.Config) -> list[str]:
     return [f"apsw SQLite {apsw.sqlite_lib_version()}, FTS5: {fts5}, trigram: {trigram}"]
 
 
+@pytest.fixture(scope="session")
+def empty_user_home(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """An empty directory for HOME (outside every test's ``tmp_path``, which tests list)."""
+    return tmp_path_factory.mktemp("user-home")
+
+
 @pytest.fixture(autouse=True)
-def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
-    """Point PALIMPSEST_HOME at a fresh directory and clear provider credentials."""
+def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch, empty_user_home: Path) -> Path:
+    """Point PALIMPSEST_HOME at a fresh directory and clear provider credentials.
+
+    HOME moves to an empty directory too: the agent's shell tool runs ``bash -lc``, and a
+    login shell sources the user's profile (on the CI image, ``pyenv init`` makes that
+    160 ms a command, 16 s of one 100-turn test); nothing a test does should depend on
+    the profile of whoever runs the suite."""
     home = tmp_path / "palimpsest-home"
     monkeypatch.setenv("PALIMPSEST_HOME", str(home))
+    monkeypatch.setenv("HOME", str(empty_user_home))
     for name in PROVIDER_ENV:
         monkeypatch.delenv(name, raising=False)
     return home
