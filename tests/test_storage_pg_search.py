@@ -66,6 +66,28 @@ def test_an_old_rare_match_beats_the_window(store: Store, monkeypatch: pytest.Mo
     assert hits[0]["id"] == old
 
 
+def test_exact_forms_and_filters_apply_inside_the_window_as_on_sqlite(
+    store: Store, tmp_path: Path
+) -> None:
+    # The window is the newest RANK_WINDOW rows holding the words (an exact form's words
+    # too, as SQLite's MATCH holds them); the form itself is checked inside the window,
+    # never used to reach further back (which walked the whole table at 1M messages).
+    texts = [
+        "deploy build_v1_2 went out",
+        *(f"deploy build v1 2 number {i}" for i in range(pg_search.RANK_WINDOW + 49)),
+        "deploy build_v1_2 again today",
+    ]
+    lite = open_store(tmp_path / "lite.db", background_upkeep=False)
+    got = {}
+    for name, opened in (("pg", store), ("sqlite", lite)):
+        opened.create_session("s")
+        ids = opened.append_messages("s", [{"role": "user", "content": t} for t in texts])
+        hits = opened.search_hits("deploy build_v1_2", match="all", limit=5)
+        got[name] = [ids.index(h["id"]) for h in hits]
+    lite.close()
+    assert got["pg"] == got["sqlite"] == [len(texts) - 1]
+
+
 def test_literal_forms_are_found_even_when_split_differently(store: Store) -> None:
     store.create_session("s")
     glued = store.append_message("s", "user", "see x--dry-run.log for details")
