@@ -18,6 +18,22 @@ def store(pg_url: str) -> Store:
     opened.close()
 
 
+def _on_both(
+    store: Store, tmp_path: Path, texts: list[str], query: str, match: str, limit: int
+) -> dict[str, list[tuple[int, float]]]:
+    """``texts`` as one session in ``store`` and in a fresh SQLite store, then ``query``
+    on each: ``backend -> [(index of the hit's text, its rank), ...]``."""
+    lite = open_store(tmp_path / "lite.db", background_upkeep=False)
+    got = {}
+    for name, opened in (("pg", store), ("sqlite", lite)):
+        opened.create_session("s")
+        ids = opened.append_messages("s", [{"role": "user", "content": t} for t in texts])
+        hits = opened.search_hits(query, match=match, limit=limit)
+        got[name] = [(ids.index(h["id"]), h["rank"]) for h in hits]
+    lite.close()
+    return got
+
+
 def test_more_query_words_rank_higher(store: Store) -> None:
     store.create_session("s")
     ids = store.append_messages(
@@ -45,14 +61,8 @@ def test_document_length_is_counted_in_tokens_as_fts5_counts_it(
         "Ingrid says the thesis project keeps her busy most evenings of the week",
         *(f"small talk number {i} about the garden" for i in range(20)),
     ]
-    lite = open_store(tmp_path / "lite.db", background_upkeep=False)
-    ranks = {}
-    for name, opened in (("pg", store), ("sqlite", lite)):
-        opened.create_session("s")
-        ids = opened.append_messages("s", [{"role": "user", "content": t} for t in texts])
-        hits = opened.search_hits("Ingrid thesis project", match="any", limit=2)
-        ranks[name] = {ids.index(h["id"]): h["rank"] for h in hits}
-    lite.close()
+    got = _on_both(store, tmp_path, texts, "Ingrid thesis project", "any", 2)
+    ranks = {name: dict(hits) for name, hits in got.items()}
     # the same BM25 on both backends, repeated words and stopwords counted in the length
     assert ranks["pg"] == pytest.approx(ranks["sqlite"], rel=1e-6)
 
@@ -77,15 +87,8 @@ def test_exact_forms_and_filters_apply_inside_the_window_as_on_sqlite(
         *(f"deploy build v1 2 number {i}" for i in range(pg_search.RANK_WINDOW + 49)),
         "deploy build_v1_2 again today",
     ]
-    lite = open_store(tmp_path / "lite.db", background_upkeep=False)
-    got = {}
-    for name, opened in (("pg", store), ("sqlite", lite)):
-        opened.create_session("s")
-        ids = opened.append_messages("s", [{"role": "user", "content": t} for t in texts])
-        hits = opened.search_hits("deploy build_v1_2", match="all", limit=5)
-        got[name] = [ids.index(h["id"]) for h in hits]
-    lite.close()
-    assert got["pg"] == got["sqlite"] == [len(texts) - 1]
+    got = _on_both(store, tmp_path, texts, "deploy build_v1_2", "all", 5)
+    assert [i for i, _ in got["pg"]] == [i for i, _ in got["sqlite"]] == [len(texts) - 1]
 
 
 def test_literal_forms_are_found_even_when_split_differently(store: Store) -> None:
@@ -173,14 +176,7 @@ def test_estimated_document_frequencies_match_sqlites(
         *(f"deploy {'ran fine' if i % 3 else 'failed'} on node {i}" for i in range(60)),
         "the deploy failed again on the quokka node",
     ]
-    lite = open_store(tmp_path / "lite.db", background_upkeep=False)
-    got = {}
-    for name, opened in (("pg", store), ("sqlite", lite)):
-        opened.create_session("s")
-        ids = opened.append_messages("s", [{"role": "user", "content": t} for t in texts])
-        hits = opened.search_hits("quokka deploy failed", match="any", limit=4)
-        got[name] = [(ids.index(h["id"]), h["rank"]) for h in hits]
-    lite.close()
+    got = _on_both(store, tmp_path, texts, "quokka deploy failed", "any", 4)
     assert [i for i, _ in got["pg"]] == [i for i, _ in got["sqlite"]]
     assert [r for _, r in got["pg"]] == pytest.approx([r for _, r in got["sqlite"]], rel=1e-9)
     assert got["pg"][0][0] == len(texts) - 1

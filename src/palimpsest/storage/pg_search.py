@@ -263,8 +263,10 @@ class _Query:
         for form in self.exact:
             self.where.append(f"{_INDEXED_M} ILIKE %s")
             self.params.append(_like(form))
-        exact_words = dict.fromkeys(query_lexemes(self.exact))
-        self.window_words = " & ".join(_tsquery_literal(x) for x in exact_words)
+        #: the exact forms' words as a tsquery (every one required), or ""
+        self.exact_words = " & ".join(
+            _tsquery_literal(x) for x in dict.fromkeys(query_lexemes(self.exact))
+        )
 
     def tsquery(self, lexemes: Sequence[str], joiner: str) -> str:
         return f" {joiner} ".join(_tsquery_literal(x) for x in lexemes)
@@ -278,7 +280,7 @@ class _Query:
         rank = "-" + _bm25("m", "tsv")
         # an exact form's words narrow the rows as they do on SQLite, whose MATCH holds
         # them (as a phrase; here every one of them, and ILIKE checks the form itself)
-        words = f"({match}) & {self.window_words}" if self.window_words else match
+        words = f"({match}) & {self.exact_words}" if self.exact_words else match
         conditions = ["m.tsv @@ %s::tsquery", *self.where]
         params: list[Any] = [words, *self.params]
         if floor_newest is not None:
