@@ -812,7 +812,17 @@ def report_inserts(
         drained = store.upkeep.wait_idle(3600)
         out["background_upkeep"]["drain_s"] = time.perf_counter() - t0
         print(
-            f"  merging left after the last insert: {time.perf_counter() - t0:.1f} s ({drained=})"
+            f"  upkeep left after the last insert (merging, session secrets): "
+            f"{time.perf_counter() - t0:.1f} s ({drained=})"
+        )
+    keeper = getattr(store, "secrets", None)
+    if keeper is not None:  # PostgreSQL: the session secrets' own thread
+        t0 = time.perf_counter()
+        drained = keeper.wait_idle(3600)
+        out["secrets_drain_s"] = time.perf_counter() - t0
+        print(
+            f"  session secrets left after the last insert: {out['secrets_drain_s']:.1f} s"
+            f" ({drained=})"
         )
     if isinstance(store, SessionStore):
         store.checkpoint("TRUNCATE")

@@ -124,6 +124,7 @@ def test_report_is_plain_data(store: SessionStore) -> None:
         "merge_steps",
         "optimized",
         "finished",
+        "secrets_kept",
         "checkpointed",
         "wal_bytes_before",
         "wal_bytes_after",

@@ -53,11 +53,13 @@ def maintain_command(
     as_json: JsonOption = False,
     db: DbOption = None,
 ) -> None:
-    """Merge full-text index segments in short steps and truncate the WAL."""
+    """Merge full-text index segments in short steps, keep session secrets, truncate the WAL."""
     with handle_errors(), open_store(db) as store:
         if not isinstance(store, SessionStore):
             # PostgreSQL keeps its own indexes (autovacuum); there is no WAL file to trim.
-            typer.echo(f"nothing to do: {store.backend} maintains its own indexes")
+            kept = store.keep_secrets(budget)
+            secrets = "kept" if kept else "budget reached, run again to continue"
+            typer.echo(f"{store.backend} maintains its own indexes; session secrets {secrets}")
             return
         report = maintain(
             store.database, optimize=optimize, step_pages=step_pages, budget_seconds=budget
@@ -68,7 +70,10 @@ def maintain_command(
     steps = ", ".join(f"{table} {n}" for table, n in report.merge_steps.items()) or "none"
     state = "done" if report.finished else "budget reached, run again to continue"
     wal = "checkpointed" if report.checkpointed else "checkpoint deferred (a reader is busy)"
-    typer.echo(f"merge steps: {steps} ({state}); WAL {wal}; {report.seconds:.1f} s")
+    typer.echo(
+        f"merge steps: {steps} ({state}); session secrets "
+        f"{'kept' if report.secrets_kept else 'not all kept'}; WAL {wal}; {report.seconds:.1f} s"
+    )
 
 
 @sessions_app.command("verify")

@@ -135,6 +135,8 @@ class Database:
         self._write_lock = threading.RLock()
         self._read_lock = threading.RLock()
         self._commit_hook: Callable[[], None] | None = None
+        #: Writes committed through :meth:`write` since the file was opened.
+        self.commits = 0
         self.journal_mode = "wal"
         self.read_only_reason: str | None = None
         # How further connections are opened: the plain path, or the read-only URI.
@@ -359,6 +361,7 @@ class Database:
 
     def _after_commit(self) -> None:
         # Only bookkeeping here: checkpoints and index merging never run in a write.
+        self.commits += 1
         if self._commit_hook is not None:
             self._commit_hook()
 

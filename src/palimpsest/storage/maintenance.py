@@ -37,6 +37,7 @@ import apsw
 
 from .db import Database
 from .fts_layout import IS_CJK_ROW, TRIGRAM_TABLE, WORD_TABLE
+from .session_secrets import keep_all
 
 __all__ = ["MERGE_STEP_PAGES", "MaintenanceReport", "maintain", "merge_step", "verify"]
 
@@ -117,6 +118,9 @@ class MaintenanceReport:
     merge_steps: dict[str, int] = field(default_factory=dict)
     optimized: bool = False
     finished: bool = True
+    #: Every session's revealed secrets are kept up to the newest message
+    #: (:func:`.session_secrets.keep_all`); merging comes first.
+    secrets_kept: bool = False
     checkpointed: bool = False
     wal_bytes_before: int | None = None
     wal_bytes_after: int | None = None
@@ -155,7 +159,8 @@ def maintain(
     budget_seconds: float | None = None,
     clock: Callable[[], float] = time.monotonic,
 ) -> MaintenanceReport:
-    """Merge the full-text indexes in bounded steps, then truncate the WAL.
+    """Merge the full-text indexes in bounded steps, keep the session secrets, then
+    truncate the WAL.
 
     Each step is its own write transaction through :meth:`Database.write` (so it retries
     on a busy lock like any write); merging stops when a step finds nothing to merge or
@@ -184,6 +189,11 @@ def maintain(
             steps[table] += 1
         if not finished:
             break
+    secrets_kept = False
+    if finished:
+        left = None if budget_seconds is None else max(0.0, budget_seconds - (clock() - started))
+        secrets_kept = keep_all(db, left)
+        finished = secrets_kept
     db.write(lambda con: con.execute("PRAGMA optimize").fetchall())
     wal_before = _wal_bytes(db)
     checkpointed = db.checkpoint("TRUNCATE")
@@ -191,6 +201,7 @@ def maintain(
         merge_steps=steps,
         optimized=optimize and finished,
         finished=finished,
+        secrets_kept=secrets_kept,
         checkpointed=checkpointed,
         wal_bytes_before=wal_before,
         wal_bytes_after=_wal_bytes(db),

@@ -376,3 +376,46 @@ def m011_message_vectors(con: apsw.Connection) -> None:
         END;
         """
     )
+
+
+_RESET_SECRETS = """
+        INSERT INTO session_secrets (session_id, generation) SELECT {side}.session_id, 1
+        WHERE {when}
+        ON CONFLICT (session_id) DO UPDATE SET generation = generation + 1, through_id = 0,
+            covered = 0, secret_values = '[]';"""
+
+
+@migration
+def m012_session_secrets(con: apsw.Connection) -> None:
+    """The secret values each session revealed, kept for the readers (:mod:`.session_secrets`).
+
+    Filled off the append path from the first message on (the watermark in ``state_meta``
+    starts at 0, so an existing file is read once, in the background). A change to a
+    message's text, or its deletion, resets its session's row and bumps its
+    ``generation``.
+    """
+    con.execute(
+        f"""
+        CREATE TABLE IF NOT EXISTS session_secrets (
+            session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+            generation INTEGER NOT NULL DEFAULT 0,
+            through_id INTEGER NOT NULL DEFAULT 0,
+            covered INTEGER NOT NULL DEFAULT 0,
+            secret_values TEXT NOT NULL DEFAULT '[]'
+        ) WITHOUT ROWID;
+        CREATE INDEX IF NOT EXISTS idx_session_secrets_reset
+            ON session_secrets(session_id) WHERE through_id = 0;
+        CREATE TRIGGER IF NOT EXISTS session_secrets_edited
+        AFTER UPDATE OF session_id, content, content_json, tool_name, tool_calls ON messages
+        WHEN old.session_id IS NOT new.session_id OR old.content IS NOT new.content
+            OR old.content_json IS NOT new.content_json OR old.tool_name IS NOT new.tool_name
+            OR old.tool_calls IS NOT new.tool_calls
+        BEGIN{_RESET_SECRETS.format(side="old", when="1")}{
+            _RESET_SECRETS.format(side="new", when="old.session_id IS NOT new.session_id")
+        }
+        END;
+        CREATE TRIGGER IF NOT EXISTS session_secrets_deleted AFTER DELETE ON messages
+        BEGIN{_RESET_SECRETS.format(side="old", when="1")}
+        END;
+        """
+    )

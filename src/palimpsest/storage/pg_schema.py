@@ -23,6 +23,9 @@ modules (:mod:`.lineage`, :mod:`.codec`, :mod:`.session_secrets`). What differs:
   message for search by meaning, as little-endian float32 ``bytea`` (the SQLite layout;
   :mod:`.pg_vectors` scores it in Python, since pgvector is not in Debian's server
   package), dropped with its message and, by a trigger, when the message's text changes.
+* ``session_secrets`` (migration 4, the SQLite ``m012_session_secrets``): each session's
+  revealed secret values, kept off the append path (:mod:`.session_secrets`), reset by
+  triggers when a message's text changes or a message is deleted.
 * ``total()``, SQLite's float sum, for the shared queries (BM25 is computed in the
   search statements themselves, :mod:`.pg_search`).
 
@@ -221,12 +224,43 @@ def _fts5_words(con: psycopg.Connection[Any]) -> None:
     )
 
 
+_V4 = """
+CREATE TABLE session_secrets (
+    session_id TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+    generation INTEGER NOT NULL DEFAULT 0,
+    through_id BIGINT NOT NULL DEFAULT 0,
+    covered INTEGER NOT NULL DEFAULT 0,
+    secret_values TEXT NOT NULL DEFAULT '[]'
+);
+CREATE INDEX idx_session_secrets_reset ON session_secrets(session_id) WHERE through_id = 0;
+CREATE FUNCTION palimpsest_secrets_reset() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+    INSERT INTO session_secrets AS k (session_id, generation)
+    SELECT DISTINCT s, 1 FROM unnest(CASE TG_OP WHEN 'DELETE' THEN ARRAY[OLD.session_id]
+        ELSE ARRAY[OLD.session_id, NEW.session_id] END) AS s
+    ON CONFLICT (session_id) DO UPDATE SET generation = k.generation + 1, through_id = 0,
+        covered = 0, secret_values = '[]';
+    RETURN NULL;
+END $$;
+CREATE TRIGGER session_secrets_edited
+    AFTER UPDATE OF session_id, content, content_json, tool_name, tool_calls ON messages
+    FOR EACH ROW WHEN (OLD.session_id IS DISTINCT FROM NEW.session_id
+        OR OLD.content IS DISTINCT FROM NEW.content
+        OR OLD.content_json IS DISTINCT FROM NEW.content_json
+        OR OLD.tool_name IS DISTINCT FROM NEW.tool_name
+        OR OLD.tool_calls IS DISTINCT FROM NEW.tool_calls)
+    EXECUTE FUNCTION palimpsest_secrets_reset();
+CREATE TRIGGER session_secrets_deleted AFTER DELETE ON messages
+    FOR EACH ROW EXECUTE FUNCTION palimpsest_secrets_reset();
+"""
+
 Step = str | Callable[[psycopg.Connection[Any]], None]
 
 MIGRATIONS: tuple[tuple[str, Step], ...] = (
     ("initial", _V1),
     ("message_vectors", _V2),
     ("fts5_words", _fts5_words),
+    ("session_secrets", _V4),
 )
 """``(name, SQL or a function of the connection)`` in order; version N is the first N
 applied."""

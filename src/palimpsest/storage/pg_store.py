@@ -18,6 +18,7 @@ run serializable (:mod:`.pg_db`). Search is in :mod:`.pg_search`.
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -26,7 +27,7 @@ from typing import Any
 
 import psycopg
 
-from ..errors import SessionNotFoundError
+from ..errors import SessionNotFoundError, StorageError
 from ..messages import Message
 from . import lineage as _lineage
 from .codec import (
@@ -50,12 +51,15 @@ from .pg_writes import (
     set_meta,
 )
 from .pg_writes import stored_call_names as stored_names
+from .session_secrets import KEEP_ON_CLOSE_SECONDS, SecretKeeper, keep_all
 from .sessions import new_session_id
 from .store_common import SearchFilters, StoreCommon
 from .titles import next_title_in_lineage, sanitize_title
 from .writes import INHERITED, check_title_free, seed_key
 
 __all__ = ["PostgresSessionStore", "session_meta_text"]
+
+log = logging.getLogger(__name__)
 
 
 class PostgresSessionStore(StoreCommon):
@@ -64,6 +68,8 @@ class PostgresSessionStore(StoreCommon):
     ``pool_size`` bounds the connections this process opens. Opening migrates the schema
     (``pg_trgm`` must be available: Debian's ``postgresql`` package has it). ``embedder``:
     search by meaning as on SQLite (:mod:`.pg_vectors`; ``background_embedding``).
+    ``background_upkeep``: keep each session's revealed secrets in a thread after appends
+    (:class:`~.session_secrets.SecretKeeper`); off, :meth:`keep_secrets` does it.
     """
 
     backend = "postgresql"
@@ -78,12 +84,16 @@ class PostgresSessionStore(StoreCommon):
         pool_size: int = 8,
         embedder: EmbeddingModel | EmbedFunction | str | None = None,
         background_embedding: bool = True,
+        background_upkeep: bool = True,
     ) -> None:
         self._db = PgDatabase(url, max_size=max(1, pool_size))
         try:
             with self._db.connection() as con:
                 migrate(con)
             self.vectors = PgVectorIndex.for_store(self._db, embedder, background_embedding)
+            #: Keeps each session's revealed secrets off the append path (:mod:`.session_secrets`).
+            self.secrets = SecretKeeper(self._db, background=background_upkeep)
+            self._wrote = False
         except BaseException:  # a bad embedder too: no pool left open
             self._db.close()
             raise
@@ -94,6 +104,12 @@ class PostgresSessionStore(StoreCommon):
     def close(self) -> None:
         if self.vectors is not None:
             self.vectors.close()
+        self.secrets.close()
+        if self._wrote:
+            try:  # what a short-lived writer appended (see SessionStore.close)
+                keep_all(self._db, KEEP_ON_CLOSE_SECONDS)
+            except StorageError:
+                log.warning("%s: keeping session secrets at close failed", self.location)
         self._db.close()
 
     @property
@@ -256,9 +272,15 @@ class PostgresSessionStore(StoreCommon):
         ]
         tool_calls = sum(count_tool_calls(m) for m in batch)
         ids = self._db.transact(lambda con: insert_messages(con, session_id, encoded, tool_calls))
+        self._written()
+        return ids
+
+    def _written(self) -> None:
+        """After messages commit: wake the threads that work off the append path."""
+        self._wrote = True
+        self.secrets.notify()
         if self.vectors is not None:
             self.vectors.notify()
-        return ids
 
     def last_message_time(self, session_id: str) -> float | None:
         """When the session's newest live message was stored (epoch seconds), or ``None``."""
@@ -351,8 +373,8 @@ class PostgresSessionStore(StoreCommon):
                 )
 
         self._db.transact(create)
-        if self.vectors is not None and encoded:
-            self.vectors.notify()
+        if encoded:
+            self._written()
         return sid
 
     def list_sessions(

@@ -17,15 +17,17 @@ a background thread (:mod:`.upkeep`).
 from __future__ import annotations
 
 import json
+import logging
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import apsw
 
-from ..errors import DatabaseCorruptError, SessionNotFoundError
+from ..errors import DatabaseCorruptError, SessionNotFoundError, StorageError
 from ..home import home_dir
 from ..messages import Message
 from . import lineage as _lineage
@@ -42,6 +44,7 @@ from .fts_layout import FtsLayout, install_fts
 from .migrations import schema_version
 from .schema import open_schema
 from .session_ids import new_session_id
+from .session_secrets import KEEP_ON_CLOSE_SECONDS, keep_all, keep_step
 from .store_common import SearchFilters, StoreCommon
 from .titles import sanitize_title
 from .upkeep import BackgroundUpkeep, UpkeepPolicy
@@ -54,6 +57,8 @@ from .writes import (
 )
 
 __all__ = ["DB_FILENAME", "SessionStore", "default_db_path", "new_session_id"]
+
+log = logging.getLogger(__name__)
 
 DB_FILENAME = "state.db"
 
@@ -105,6 +110,9 @@ class SessionStore(StoreCommon):
         if background_upkeep and not self._db.read_only:
             self._upkeep = BackgroundUpkeep(self._db, upkeep_policy)
             self._upkeep.attach()
+        if self._upkeep is not None:
+            self._upkeep.add_task(partial(keep_step, self._db))
+        self._commits_at_open = self._db.commits  # close() keeps what this store wrote
         self._vectors: VectorIndex | None = None
         if embedder is not None:
             self._vectors = VectorIndex(self._db, as_model(embedder))
@@ -118,6 +126,13 @@ class SessionStore(StoreCommon):
         unusable afterwards."""
         if self._upkeep is not None:
             self._upkeep.stop()
+        if self._db.commits > self._commits_at_open:
+            # A short-lived writer (a CLI command, one turn of a gateway) never starts the
+            # upkeep thread: keep what it wrote, so readers do not redact it all per search.
+            try:
+                keep_all(self._db, KEEP_ON_CLOSE_SECONDS)
+            except (StorageError, apsw.Error):
+                log.warning("%s: keeping session secrets at close failed", self.path, exc_info=True)
         self._db.close()
 
     @property

@@ -264,6 +264,17 @@ class StoreCommon(TokenAccounting):
         with self.connection_for_reads() as con:
             return session_secrets(con, session_ids)
 
+    def keep_secrets(self, budget_seconds: float | None = None) -> bool:
+        """Bring the kept session secrets up to the newest message (what the background
+        keeper does in steps, :mod:`.session_secrets`); False when ``budget_seconds``
+        passed first. A read-only store has nothing to keep."""
+        from .session_secrets import keep_all
+
+        store = cast("Store", self)
+        if store.read_only:
+            return True
+        return keep_all(store.database, budget_seconds)
+
     # -- transcripts ---------------------------------------------------------------------
 
     def export_session(self, session_id: str, *, chain: bool = False) -> list[Message]:
