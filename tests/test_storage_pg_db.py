@@ -103,3 +103,17 @@ def test_endless_conflicts_end_in_a_locked_error(pg_url: str) -> None:
             database.transact(conflict)
     finally:
         database.close()
+
+
+def test_a_snapshot_block_reads_one_snapshot(pg_url: str) -> None:
+    db = PgDatabase(pg_url)
+    try:
+        db.transact(lambda con: con.execute("CREATE TABLE snap (n INTEGER)"))
+        with db.snapshot() as con:
+            before = con.execute("SELECT count(*) FROM snap").fetchone()
+            db.transact(lambda other: other.execute("INSERT INTO snap VALUES (1)"))
+            assert con.execute("SELECT count(*) FROM snap").fetchone() == before == (0,)
+        with db.reader() as con:  # a plain reader sees each commit
+            assert con.execute("SELECT count(*) FROM snap").fetchone() == (1,)
+    finally:
+        db.close()

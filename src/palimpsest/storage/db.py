@@ -35,7 +35,7 @@ import random
 import threading
 import time
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager, suppress
+from contextlib import AbstractContextManager, contextmanager, suppress
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
@@ -447,6 +447,11 @@ class Database:
                     except apsw.Error:
                         with suppress(apsw.Error):
                             con.execute("ROLLBACK")
+
+    def snapshot(self) -> AbstractContextManager[apsw.Connection]:
+        """:meth:`reader`: its block already reads one snapshot (the PostgreSQL gateway's
+        ``snapshot`` has to ask for one)."""
+        return self.reader()
 
     @contextmanager
     def fresh_connection(self) -> Iterator[apsw.Connection]:

@@ -37,7 +37,7 @@ import apsw
 
 from .db import Database
 from .fts_layout import IS_CJK_ROW, TRIGRAM_TABLE, WORD_TABLE
-from .session_secrets import keep_all
+from .secrets_keeper import keep_all
 
 __all__ = ["MERGE_STEP_PAGES", "MaintenanceReport", "maintain", "merge_step", "verify"]
 

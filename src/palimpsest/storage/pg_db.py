@@ -220,6 +220,20 @@ class PgDatabase:
         with self.connection() as con:
             yield SqliteDialect(con, self.location)
 
+    @contextmanager
+    def snapshot(self) -> Iterator[Any]:
+        """Like :meth:`reader`, but every statement of the block reads one snapshot (a
+        ``REPEATABLE READ, READ ONLY`` transaction), as a SQLite read transaction does."""
+        with self.connection() as con:
+            if con.autocommit:
+                con.execute("BEGIN ISOLATION LEVEL REPEATABLE READ, READ ONLY")
+                try:
+                    yield SqliteDialect(con, self.location)
+                finally:
+                    con.execute("ROLLBACK")  # it only read
+            else:  # inside this thread's write transaction: that one is the snapshot
+                yield SqliteDialect(con, self.location)
+
     def query(self, sql: str, params: Any = None) -> list[dict[str, Any]]:
         with self.reader() as con:
             result = con.execute(sql, params)

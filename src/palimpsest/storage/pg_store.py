@@ -51,7 +51,7 @@ from .pg_writes import (
     set_meta,
 )
 from .pg_writes import stored_call_names as stored_names
-from .session_secrets import KEEP_ON_CLOSE_SECONDS, SecretKeeper, keep_all
+from .secrets_keeper import KEEP_ON_CLOSE_SECONDS, SecretKeeper, keep_all
 from .sessions import new_session_id
 from .store_common import SearchFilters, StoreCommon
 from .titles import next_title_in_lineage, sanitize_title

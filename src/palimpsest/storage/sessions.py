@@ -21,7 +21,6 @@ import logging
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from functools import partial
 from pathlib import Path
 from typing import Any
 
@@ -43,8 +42,8 @@ from .embedding import EmbeddingModel, EmbedFunction, as_model
 from .fts_layout import FtsLayout, install_fts
 from .migrations import schema_version
 from .schema import open_schema
+from .secrets_keeper import KEEP_ON_CLOSE_SECONDS, KeepPacer, keep_all
 from .session_ids import new_session_id
-from .session_secrets import KEEP_ON_CLOSE_SECONDS, keep_all, keep_step
 from .store_common import SearchFilters, StoreCommon
 from .titles import sanitize_title
 from .upkeep import BackgroundUpkeep, UpkeepPolicy
@@ -111,7 +110,8 @@ class SessionStore(StoreCommon):
             self._upkeep = BackgroundUpkeep(self._db, upkeep_policy)
             self._upkeep.attach()
         if self._upkeep is not None:
-            self._upkeep.add_task(partial(keep_step, self._db))
+            db = self._db
+            self._upkeep.add_task(KeepPacer(db, lambda: db.commits))
         self._commits_at_open = self._db.commits  # close() keeps what this store wrote
         self._vectors: VectorIndex | None = None
         if embedder is not None:

@@ -268,7 +268,7 @@ class StoreCommon(TokenAccounting):
         """Bring the kept session secrets up to the newest message (what the background
         keeper does in steps, :mod:`.session_secrets`); False when ``budget_seconds``
         passed first. A read-only store has nothing to keep."""
-        from .session_secrets import keep_all
+        from .secrets_keeper import keep_all
 
         store = cast("Store", self)
         if store.read_only:
