@@ -256,7 +256,13 @@ def test_the_pacer_keeps_small_steps_while_written_and_full_ones_when_quiet(
         _backlog(store, 1000)
         clock = _Clock()
         writes = [0]
-        pacer = KeepPacer(store.database, lambda: writes[0], busy_batch=64, clock=clock)
+        # the store's own commit count: the pacer's writes must not keep it "busy"
+        pacer = KeepPacer(
+            store.database,
+            lambda: store.database.commits + writes[0],
+            busy_batch=64,
+            clock=clock,
+        )
         writes[0] += 1  # a commit just now: not quiet
         assert pacer() is True
         assert _watermark(store) == 64  # one small step
@@ -283,10 +289,12 @@ def test_the_pacer_takes_at_most_its_share_while_written(
 
     monkeypatch.setattr(secrets_keeper, "keep_step", timed_step)
     with SessionStore(tmp_path / "t.db", background_upkeep=False) as store:
-        pacer = KeepPacer(store.database, lambda: len(steps), share=0.2, clock=clock)
+        commits = [0]
+        pacer = KeepPacer(store.database, lambda: commits[0], share=0.2, clock=clock)
         started = clock.now
         while clock.now - started < 10.0:
             pacer()
             clock.now += 0.005  # the thread's loop
+            commits[0] += 1  # a writer commits all along
     assert steps and set(steps) == {pacer.busy_batch}
     assert 0.15 <= 0.02 * len(steps) / 10.0 <= 0.2

@@ -191,6 +191,7 @@ class KeepPacer:
         busy = keep_step(self.db, KEEP_BATCH if quiet else self.busy_batch)
         spent = self.clock() - started
         self._not_before = self.clock() + spent * (1 / self.share - 1)
+        self._seen = self.writes()  # its own commit is not the writers'
         return busy
 
 
