@@ -104,3 +104,17 @@ def test_store_embedder_works_with_a_postgres_url(pg_url: str) -> None:
         assert store.vectors.model.name == f"custom:{__name__}:letter_counts"
     with open_store(pg_url, settings=settings_from_dict({})) as store:
         assert store.vectors is None
+
+
+def test_background_upkeep_off_in_the_config_turns_off_the_postgresql_keeper(
+    pg_url: str,
+) -> None:
+    from palimpsest.storage.pg_store import PostgresSessionStore
+
+    off = settings_from_dict({"store": {"background_upkeep": False}})
+    with open_store(pg_url, settings=off) as store:
+        store.create_session("s", source="cli")
+        store.append_messages("s", [{"role": "user", "content": "password=Kq7vN2pLx9Rw"}])
+        assert isinstance(store, PostgresSessionStore) and not store.secrets.running
+        assert store.keep_secrets() is True
+        assert store.session_secrets(["s"])["s"] == frozenset({"Kq7vN2pLx9Rw"})

@@ -63,6 +63,7 @@ def open_store(
     if target is not None and is_postgres_url(target):
         if embedder and "embedder" not in options:
             options["embedder"] = _embedder(embedder)
+        options.setdefault("background_upkeep", settings.store.background_upkeep)
         try:
             from .pg_store import PostgresSessionStore
         except ImportError as exc:

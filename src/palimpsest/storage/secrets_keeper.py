@@ -37,6 +37,7 @@ __all__ = [
     "SecretKeeper",
     "keep_all",
     "keep_step",
+    "newest_message",
 ]
 
 log = logging.getLogger(__name__)
@@ -143,11 +144,19 @@ def keep_all(db: SqlGateway, budget_seconds: float | None = None) -> bool:
     return True
 
 
+def newest_message(db: SqlGateway) -> int:
+    """The newest message id: what :class:`KeepPacer` watches on SQLite to tell whether
+    anyone (this process or another) is appending."""
+    return int(db.scalar("SELECT COALESCE(max(id), 0) FROM messages") or 0)
+
+
 class KeepPacer:
     """:func:`keep_step` for a thread that shares its process with the writers.
 
     Called by the thread in a loop (it returns True while work is left, like an upkeep
-    task). ``writes()`` counts the store's commits: when it has not moved for
+    task). ``writes()`` moves when messages are written (the newest id, or a count of
+    appends; not every commit: the upkeep's own merges commit too): when it has not
+    moved for
     ``quiet_seconds`` the pacer keeps in full batches, back to back; otherwise it keeps
     ``busy_batch`` messages a step and then waits, so that keeping takes at most
     ``share`` of the time (a step of 20 ms is followed by 80 ms of nothing).
@@ -230,9 +239,13 @@ class SecretKeeper:
         self._idle.clear()
         self._wake.set()
 
+    @property
+    def running(self) -> bool:
+        return self._thread is not None and self._thread.is_alive()
+
     def wait_idle(self, timeout: float) -> bool:
         """Wait until the thread has kept everything; False on timeout or when not running."""
-        if self._thread is None or not self._thread.is_alive():
+        if not self.running:
             return False
         return self._idle.wait(timeout)
 

@@ -42,7 +42,7 @@ from .embedding import EmbeddingModel, EmbedFunction, as_model
 from .fts_layout import FtsLayout, install_fts
 from .migrations import schema_version
 from .schema import open_schema
-from .secrets_keeper import KEEP_ON_CLOSE_SECONDS, KeepPacer, keep_all
+from .secrets_keeper import KEEP_ON_CLOSE_SECONDS, KeepPacer, keep_all, newest_message
 from .session_ids import new_session_id
 from .store_common import SearchFilters, StoreCommon
 from .titles import sanitize_title
@@ -111,7 +111,7 @@ class SessionStore(StoreCommon):
             self._upkeep.attach()
         if self._upkeep is not None:
             db = self._db
-            self._upkeep.add_task(KeepPacer(db, lambda: db.commits))
+            self._upkeep.add_task(KeepPacer(db, lambda: newest_message(db)))
         self._commits_at_open = self._db.commits  # close() keeps what this store wrote
         self._vectors: VectorIndex | None = None
         if embedder is not None:
