@@ -184,6 +184,24 @@ def test_a_message_the_kept_row_does_not_count_makes_the_reader_collect_again(
     assert row is not None and row[2:] == (3, [SECOND])
 
 
+def test_a_writer_that_leaves_message_count_alone_hides_nothing(kept_store: Store) -> None:
+    # Another program writing the same file (an older palimpsest, the reference agent)
+    # may not bump sessions.message_count: the readers count the messages themselves.
+    _fill(kept_store)
+    kept_store.keep_secrets()
+    kept_store.database.write(
+        lambda con: con.execute(
+            "INSERT INTO messages (session_id, role, content, timestamp)"
+            " VALUES ('s', 'user', ?, 0)",
+            (f"secret: {SECOND}",),
+        )
+    )
+    assert kept_store.session_secrets(["s"])["s"] == frozenset({VALUE, SECOND})
+    kept_store.keep_secrets()
+    row = _row(kept_store, "s")
+    assert row is not None and row[2:] == (4, sorted([VALUE, SECOND]))
+
+
 def test_a_store_that_wrote_keeps_what_it_wrote_when_it_closes(tmp_path: Path) -> None:
     with SessionStore(tmp_path / "c.db", background_upkeep=False) as store:
         ids = _fill(store)

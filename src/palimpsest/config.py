@@ -363,9 +363,11 @@ class StoreSettings(_Section):
     file keeps the layout it has. Set, the file is switched to it on open (its indexes
     rebuilt once): ``inline`` keeps a copy of the text in each index (the seed layout)."""
     background_upkeep: bool = True
-    """Merge the full-text indexes and checkpoint the WAL in a background thread of a
-    long-running process (started after some writes, stopped on close), so appends never
-    do it. Turn off to run ``palimpsest sessions maintain`` from a timer instead."""
+    """Merge the full-text indexes, checkpoint the WAL and keep each session's revealed
+    secrets (what search redacts with) in a background thread of a long-running process
+    (started after some writes, stopped on close), so appends never do it; on PostgreSQL
+    only the secrets. Turn off to run ``palimpsest sessions maintain`` from a timer
+    instead."""
     embedder: str | None = None
     """Search by meaning beside words (docs/search.md): ``bundled`` (the ``vectors``
     extra's offline model) or ``package.module:function``, a function of yours taking a list

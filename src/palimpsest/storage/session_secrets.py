@@ -13,10 +13,10 @@ it is not done per search: the values are **kept** in ``session_secrets`` (migra
 message id they cover (``through_id``) and how many of the session's messages that was
 (``covered``), written off the append path by :mod:`.secrets_keeper`. A reader adds only
 the messages past ``through_id``. A row is trusted only while ``covered`` plus the
-messages past ``through_id`` make the session's ``message_count`` (kept exact in the same
-transaction as every insert): on PostgreSQL a transaction can commit a lower id after a
-higher one was kept, and the reader then collects the whole session (the keeper does
-again at the session's next message). Triggers reset the row when a message's text
+messages past ``through_id`` make the session's message count (counted on the session
+index, not read from ``sessions.message_count``): on PostgreSQL a transaction can commit
+a lower id after a higher one was kept, and the reader then collects the whole session
+(the keeper does again at the session's next message). Triggers reset the row when a message's text
 changes or a message is deleted (its ``generation`` goes up, so a keeper that read the
 old text cannot write over the reset).
 
@@ -91,43 +91,43 @@ class Kept:
     __slots__ = ("count", "covered", "found", "generation", "through")
 
     def __init__(self) -> None:
-        self.count = 0  # sessions.message_count: kept exact with every insert and delete
+        self.count = 0  # how many messages the session has
         self.generation = 0
         self.through = 0  # 0: no row, or a row an edit reset
         self.covered = 0
         self.found: frozenset[str] = frozenset()
 
 
-_KEPT = (
-    "SELECT s.id, COALESCE(s.message_count, 0), k.generation, k.through_id, k.covered,"
-    " k.secret_values FROM sessions AS s LEFT JOIN session_secrets AS k ON k.session_id = s.id"
-    " WHERE s.id IN ({marks})"
+_COUNTS = (
+    "SELECT session_id, COUNT(*) FROM messages WHERE session_id IN ({marks}) GROUP BY session_id"
 )
-_UNKEPT = (  # a read-only file from before the table
-    "SELECT id, COALESCE(message_count, 0), NULL, NULL, NULL, NULL FROM sessions"
-    " WHERE id IN ({marks})"
+_KEPT = (
+    "SELECT session_id, generation, through_id, covered, secret_values FROM session_secrets"
+    " WHERE session_id IN ({marks})"
 )
 
 
 def kept_rows(connection: Any, session_ids: list[str]) -> dict[str, Kept]:
-    """Each session's message count and kept row, one statement per 500 sessions."""
+    """Each session's message count (counted, from the session index: a counter someone
+    else's writer forgot to bump must not hide a message) and its kept row, two
+    statements per 500 sessions."""
     found = {sid: Kept() for sid in session_ids}
     for at in range(0, len(session_ids), 500):
         chunk = session_ids[at : at + 500]
         marks = ", ".join("?" for _ in chunk)
+        for sid, count in connection.execute(_COUNTS.format(marks=marks), chunk).fetchall():
+            found[str(sid)].count = int(count)
         try:
             rows = connection.execute(_KEPT.format(marks=marks), chunk).fetchall()
-        except apsw.SQLError as exc:
+        except apsw.SQLError as exc:  # a read-only file from before the table
             if "no such table" not in str(exc):
                 raise
-            rows = connection.execute(_UNKEPT.format(marks=marks), chunk).fetchall()
-        for sid, count, generation, through, covered, values in rows:
+            rows = []
+        for sid, generation, through, covered, values in rows:
             kept = found[str(sid)]
-            kept.count = int(count)
-            if through is not None:
-                kept.generation, kept.through = int(generation), int(through)
-                kept.covered = int(covered)
-                kept.found = frozenset(json.loads(str(values)))
+            kept.generation, kept.through = int(generation), int(through)
+            kept.covered = int(covered)
+            kept.found = frozenset(json.loads(str(values)))
     return found
 
 
@@ -178,7 +178,7 @@ def _count_after(connection: Any, session_id: str, kept: Kept, tail: int) -> int
     if kept.covered + tail == kept.count:
         return kept.count
     row = connection.execute(
-        "SELECT COALESCE(message_count, 0) FROM sessions WHERE id = ?", (session_id,)
+        "SELECT COUNT(*) FROM messages WHERE session_id = ?", (session_id,)
     ).fetchone()
     return int(row[0]) if row else 0
 
