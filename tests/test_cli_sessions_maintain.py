@@ -8,6 +8,8 @@ import subprocess
 import sys
 from pathlib import Path
 
+import apsw
+
 from cli_inproc import invoke_cli
 from palimpsest.storage.sessions import SessionStore
 
@@ -106,3 +108,21 @@ def test_verify_repair_on_a_file_sqlite_cannot_open_says_what_it_did(
     assert "recovered " in err or "nothing could be recovered" in err
     assert "Run 'palimpsest sessions verify --repair'" not in err.split("recover its rows")[1]
     assert db.read_bytes() == bytes(data)
+
+
+def test_maintain_keeps_the_session_secrets_not_yet_kept(isolated_home: Path) -> None:
+    path = _store_with_segments(isolated_home)
+    # as a file from before the table: nothing kept, the watermark at the start (a raw
+    # connection: a store that wrote would keep them again as it closes)
+    con = apsw.Connection(str(path))
+    con.execute(
+        "DELETE FROM session_secrets; DELETE FROM state_meta WHERE key = 'session_secrets_through'"
+    )
+    con.close()
+    done = run("--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["secrets_kept"] is True
+    with SessionStore(path, background_upkeep=False) as store:
+        kept = store.database.query("SELECT session_id, covered FROM session_secrets")
+    assert kept == [{"session_id": "20260101_090000_aaaaaa", "covered": 150}]
+    assert "session secrets kept" in run().stdout
