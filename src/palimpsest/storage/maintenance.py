@@ -119,7 +119,7 @@ class MaintenanceReport:
     optimized: bool = False
     finished: bool = True
     #: Every session's revealed secrets are kept up to the newest message
-    #: (:func:`.session_secrets.keep_all`); merging comes first.
+    #: (:func:`.secrets_keeper.keep_all`); merging comes first.
     secrets_kept: bool = False
     checkpointed: bool = False
     wal_bytes_before: int | None = None

@@ -69,7 +69,7 @@ class PostgresSessionStore(StoreCommon):
     (``pg_trgm`` must be available: Debian's ``postgresql`` package has it). ``embedder``:
     search by meaning as on SQLite (:mod:`.pg_vectors`; ``background_embedding``).
     ``background_upkeep``: keep each session's revealed secrets in a thread after appends
-    (:class:`~.session_secrets.SecretKeeper`); off, :meth:`keep_secrets` does it.
+    (:class:`~.secrets_keeper.SecretKeeper`); off, :meth:`keep_secrets` does it.
     """
 
     backend = "postgresql"
@@ -91,7 +91,7 @@ class PostgresSessionStore(StoreCommon):
             with self._db.connection() as con:
                 migrate(con)
             self.vectors = PgVectorIndex.for_store(self._db, embedder, background_embedding)
-            #: Keeps each session's revealed secrets off the append path (:mod:`.session_secrets`).
+            #: Keeps each session's revealed secrets off the append path (:mod:`.secrets_keeper`).
             self.secrets = SecretKeeper(self._db, background=background_upkeep)
             self._wrote = False
         except BaseException:  # a bad embedder too: no pool left open
@@ -108,7 +108,7 @@ class PostgresSessionStore(StoreCommon):
         if self._wrote:
             try:  # what a short-lived writer appended (see SessionStore.close)
                 keep_all(self._db, KEEP_ON_CLOSE_SECONDS)
-            except StorageError:
+            except (StorageError, psycopg.Error):  # readers collect what is not kept
                 log.warning("%s: keeping session secrets at close failed", self.location)
         self._db.close()
 
