@@ -155,12 +155,12 @@ class KeepPacer:
     """:func:`keep_step` for a thread that shares its process with the writers.
 
     Called by the thread in a loop (it returns True while work is left, like an upkeep
-    task). ``writes()`` moves when messages are written (the newest id, or a count of
-    appends; not every commit: the upkeep's own merges commit too): when it has not
-    moved for
-    ``quiet_seconds`` the pacer keeps in full batches, back to back; otherwise it keeps
-    ``busy_batch`` messages a step and then waits, so that keeping takes at most
-    ``share`` of the time (a step of 2 ms is followed by 18 ms of nothing).
+    task). ``writes()`` moves when messages are written: the newest id, or a count of
+    appends, not every commit (the upkeep's own merges and this pacer's writes commit
+    too). When it has not moved for ``quiet_seconds`` the pacer keeps in full batches,
+    back to back; otherwise it keeps ``busy_batch`` messages a step and then waits, so
+    that keeping takes at most ``share`` of the time (a step of 2 ms is followed by 18 ms
+    of nothing).
     """
 
     def __init__(
@@ -186,7 +186,7 @@ class KeepPacer:
         self._not_before = 0.0
 
     def quiet(self) -> bool:
-        """True when the store has had no commit for ``quiet_seconds``."""
+        """True when no message has been written for ``quiet_seconds``."""
         now, count = self.clock(), self.writes()
         if count != self._seen:
             self._seen, self._last_write = count, now
@@ -201,7 +201,6 @@ class KeepPacer:
         busy = keep_step(self.db, KEEP_BATCH if quiet else self.busy_batch)
         spent = self.clock() - started
         self._not_before = self.clock() + spent * (1 / self.share - 1)
-        self._seen = self.writes()  # its own commit is not the writers'
         return busy
 
 
