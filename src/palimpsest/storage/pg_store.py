@@ -18,7 +18,6 @@ run serializable (:mod:`.pg_db`). Search is in :mod:`.pg_search`.
 from __future__ import annotations
 
 import json
-import logging
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -51,15 +50,13 @@ from .pg_writes import (
     set_meta,
 )
 from .pg_writes import stored_call_names as stored_names
-from .secrets_keeper import KEEP_ON_CLOSE_SECONDS, SecretKeeper, keep_all
+from .secrets_keeper import SecretKeeper, keep_before_close
 from .sessions import new_session_id
 from .store_common import SearchFilters, StoreCommon
 from .titles import next_title_in_lineage, sanitize_title
 from .writes import INHERITED, check_title_free, seed_key
 
 __all__ = ["PostgresSessionStore", "session_meta_text"]
-
-log = logging.getLogger(__name__)
 
 
 class PostgresSessionStore(StoreCommon):
@@ -106,10 +103,7 @@ class PostgresSessionStore(StoreCommon):
             self.vectors.close()
         self.secrets.close()
         if self._wrote:
-            try:  # what a short-lived writer appended (see SessionStore.close)
-                keep_all(self._db, KEEP_ON_CLOSE_SECONDS)
-            except (StorageError, psycopg.Error):  # readers collect what is not kept
-                log.warning("%s: keeping session secrets at close failed", self.location)
+            keep_before_close(self._db, self.location, (StorageError, psycopg.Error))
         self._db.close()
 
     @property

@@ -31,7 +31,7 @@ from ..messages import content_text, tool_calls_of
 from ..safety.redact import REDACTED, redact, redact_together
 from .fts_query import is_cjk
 from .fts_sanitize import OPERATORS, clean_query, query_terms
-from .session_secrets import hit_text, session_secrets
+from .session_secrets import ROW_COLUMNS, hit_text, row_text, session_secrets
 
 __all__ = [
     "EARLIER_MARKER",
@@ -386,16 +386,14 @@ def hit_texts(connection: apsw.Connection, ids: Iterable[int]) -> dict[int, str]
     """``message id -> hit_text`` for the given ids (missing ids are left out)."""
     wanted = sorted({int(i) for i in ids})
     texts: dict[int, str] = {}
-    columns = ("id", "content", "content_json", "tool_name", "tool_calls")
     for at in range(0, len(wanted), 500):  # stay far below SQLite's variable limit
         chunk = wanted[at : at + 500]
         marks = ", ".join("?" for _ in chunk)
         cursor = connection.execute(
-            f"SELECT {', '.join(columns)} FROM messages WHERE id IN ({marks})", chunk
+            f"SELECT {ROW_COLUMNS} FROM messages WHERE id IN ({marks})", chunk
         )
         for row in cursor:
-            record = dict(zip(columns, row, strict=True))
-            texts[int(record["id"])] = hit_text(record)
+            texts[int(row[0])] = row_text(row[1:])
     return texts
 
 

@@ -29,7 +29,7 @@ from collections.abc import Callable
 from typing import Any
 
 from .contract import SqlGateway
-from .session_secrets import ROW_COLUMNS, TEXT_COLUMNS, hit_text, kept_rows, message_texts, reveal
+from .session_secrets import ROW_COLUMNS, kept_rows, message_texts, reveal, row_text
 
 __all__ = [
     "KEEP_BATCH",
@@ -37,6 +37,7 @@ __all__ = [
     "KeepPacer",
     "SecretKeeper",
     "keep_all",
+    "keep_before_close",
     "keep_step",
     "newest_message",
 ]
@@ -92,8 +93,7 @@ def keep_step(db: SqlGateway, batch: int = KEEP_BATCH) -> bool:
         upto = int(rows[-1][0]) if rows else through
         new: dict[str, list[tuple[int, str]]] = {}
         for row in rows:
-            text = hit_text(dict(zip(TEXT_COLUMNS, row[1:-1], strict=True)))
-            new.setdefault(str(row[-1]), []).append((int(row[0]), text))
+            new.setdefault(str(row[-1]), []).append((int(row[0]), row_text(row[1:-1])))
         sessions = list(new) or [
             str(sid)
             for (sid,) in con.execute(
@@ -143,6 +143,19 @@ def keep_all(db: SqlGateway, budget_seconds: float | None = None) -> bool:
         if budget_seconds is not None and time.monotonic() - started >= budget_seconds:
             return False
     return True
+
+
+def keep_before_close(
+    db: SqlGateway, location: str, errors: tuple[type[BaseException], ...]
+) -> None:
+    """What a store that wrote does as it closes: keep for at most
+    :data:`KEEP_ON_CLOSE_SECONDS` (a short-lived writer, a CLI command or one turn of a
+    gateway, never starts a keeping thread). ``errors`` (the backend's) are logged, not
+    raised: readers collect what is not kept."""
+    try:
+        keep_all(db, KEEP_ON_CLOSE_SECONDS)
+    except errors:
+        log.warning("%s: keeping session secrets at close failed", location, exc_info=True)
 
 
 def newest_message(db: SqlGateway) -> int:

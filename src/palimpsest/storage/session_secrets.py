@@ -32,7 +32,7 @@ import contextlib
 import json
 import threading
 from collections import OrderedDict
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 
 import apsw
@@ -48,6 +48,7 @@ __all__ = [
     "kept_rows",
     "message_texts",
     "reveal",
+    "row_text",
     "session_secrets",
 ]
 
@@ -145,7 +146,12 @@ def message_texts(
         sql += " AND id <= ?"
         params.append(upto)
     rows = connection.execute(sql + " ORDER BY id", params).fetchall()
-    return [hit_text(dict(zip(TEXT_COLUMNS, row, strict=True))) for row in rows]
+    return [row_text(row) for row in rows]
+
+
+def row_text(values: Sequence[Any]) -> str:
+    """:func:`hit_text` of a row read as ``TEXT_COLUMNS``, in that order."""
+    return hit_text(dict(zip(TEXT_COLUMNS, values, strict=True)))
 
 
 def reveal(texts: list[str], values: frozenset[str]) -> frozenset[str]:

@@ -17,7 +17,6 @@ a background thread (:mod:`.upkeep`).
 from __future__ import annotations
 
 import json
-import logging
 import time
 from collections.abc import Iterable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -42,7 +41,7 @@ from .embedding import EmbeddingModel, EmbedFunction, as_model
 from .fts_layout import FtsLayout, install_fts
 from .migrations import schema_version
 from .schema import open_schema
-from .secrets_keeper import KEEP_ON_CLOSE_SECONDS, KeepPacer, keep_all, newest_message
+from .secrets_keeper import KeepPacer, keep_before_close, newest_message
 from .session_ids import new_session_id
 from .store_common import SearchFilters, StoreCommon
 from .titles import sanitize_title
@@ -57,7 +56,6 @@ from .writes import (
 
 __all__ = ["DB_FILENAME", "SessionStore", "default_db_path", "new_session_id"]
 
-log = logging.getLogger(__name__)
 
 DB_FILENAME = "state.db"
 
@@ -127,12 +125,7 @@ class SessionStore(StoreCommon):
         if self._upkeep is not None:
             self._upkeep.stop()
         if self._db.commits > self._commits_at_open:
-            # A short-lived writer (a CLI command, one turn of a gateway) never starts the
-            # upkeep thread: keep what it wrote, so readers do not redact it all per search.
-            try:
-                keep_all(self._db, KEEP_ON_CLOSE_SECONDS)
-            except (StorageError, apsw.Error):
-                log.warning("%s: keeping session secrets at close failed", self.path, exc_info=True)
+            keep_before_close(self._db, str(self.path), (StorageError, apsw.Error))
         self._db.close()
 
     @property

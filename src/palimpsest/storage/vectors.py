@@ -36,6 +36,7 @@ from ..safety.redact import redact
 from .db import Database
 from .embedding import EmbeddingModel
 from .search_plan import SEARCH_COLUMNS
+from .secrets_keeper import newest_message
 from .store_common import SearchFilters
 
 __all__ = [
@@ -294,7 +295,7 @@ class VectorIndex:
         ones whose text changed are the upkeep thread's), so a search stays cheap."""
         if self.db.read_only:
             return
-        newest = int(str(self.db.scalar("SELECT COALESCE(max(id), 0) FROM messages")))
+        newest = newest_message(self.db)
         if newest <= self._seen:
             return
         self.embed_pending(after=self._seen)
