@@ -369,3 +369,17 @@ def test_an_unhashable_counter_still_counts() -> None:
 
     out, m = compress_trajectory(example_3(), EXAMPLE_3, summarizer=DidX(), counter=Unhashable())
     assert m.was_compressed and m.compressed_tokens == sum(len(t["value"].split()) for t in out)
+
+
+def test_a_full_system_count_cache_keeps_the_prompt_just_counted(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # The cache is shared by the process: whatever filled it before (other runs, other
+    # tests), a prompt counted for one trajectory is still there for the next.
+    from palimpsest.trajectories import compress as module
+
+    monkeypatch.setattr(module, "_SYSTEM_COUNTS", {})
+    words = Words()
+    for i in range(module._SYSTEM_COUNTS_KEPT - 1):
+        module._system_count(words, f"an earlier prompt {i}")
+    test_counts_are_reused_not_redone_and_agree_with_a_full_recount()

@@ -82,7 +82,9 @@ def _system_count(counter: TextCounter, text: str) -> int:
     if count is None:
         count = count_tokens(counter, text)
         if len(_SYSTEM_COUNTS) >= _SYSTEM_COUNTS_KEPT:
-            _SYSTEM_COUNTS.clear()
+            # the oldest goes (dicts keep insertion order): clearing them all could drop
+            # the prompt counted a moment ago, for the next trajectory of the same run
+            del _SYSTEM_COUNTS[next(iter(_SYSTEM_COUNTS))]
         _SYSTEM_COUNTS[key] = count
     return count
 
