@@ -524,14 +524,40 @@ def leaked(secret: str, text: str) -> bool:
     return any(secret[i : i + 8] in text for i in range(max(1, len(secret) - 7)))
 
 
-def measure(per_kind: bool = False) -> dict[str, tuple[int, int, int, int]]:
-    """Per kind: (unnamed leaked, unnamed total, named leaked, named total)."""
+def measure(
+    per_kind: bool = False, of: list[Case] | None = None
+) -> dict[str, tuple[int, int, int, int]]:
+    """Per kind: (unnamed leaked, unnamed total, named leaked, named total), over ``of``
+    (probe C's cases when not given)."""
     out: dict[str, tuple[int, int, int, int]] = {}
-    for case in cases():
+    for case in cases() if of is None else of:
         unnamed = sum(leaked(case.secret, redact(c)) for c in case.unnamed)
         named = sum(leaked(case.secret, redact(c)) for c in case.named)
         out[case.kind] = (unnamed, len(case.unnamed), named, len(case.named))
     return out
+
+
+def report(probe: str, results: dict[str, tuple[int, int, int, int]], per_kind: bool) -> None:
+    """Print a probe's totals (and each kind's with ``per_kind``) as Markdown tables."""
+    kinds_leaking = [k for k, (u, _, n, _) in results.items() if u or n]
+    u_leak = sum(v[0] for v in results.values())
+    u_all = sum(v[1] for v in results.values())
+    n_leak = sum(v[2] for v in results.values())
+    n_all = sum(v[3] for v in results.values())
+    print(
+        f"| probe {probe} | kinds | kinds leaking | unnamed contexts leaking | named contexts leaking |"
+    )
+    print("|---|---:|---:|---:|---:|")
+    print(
+        f"| held out | {len(results)} | {len(kinds_leaking)} | {u_leak}/{u_all} | {n_leak}/{n_all} |"
+    )
+    if per_kind:
+        print()
+        print("| kind | unnamed leaking | named leaking |")
+        print("|---|---:|---:|")
+        for kind, (u, ut, n, nt) in results.items():
+            print(f"| {kind} | {u}/{ut} | {n}/{nt} |")
+    print(f"leaking: {', '.join(kinds_leaking) or 'none'}")
 
 
 def main() -> None:
@@ -539,24 +565,7 @@ def main() -> None:
     parser.add_argument("--per-kind", action="store_true")
     args = parser.parse_args()
     print(f"python {platform.python_version()}, {platform.machine()}")
-    results = measure()
-    kinds_leaking = [k for k, (u, _, n, _) in results.items() if u or n]
-    u_leak = sum(v[0] for v in results.values())
-    u_all = sum(v[1] for v in results.values())
-    n_leak = sum(v[2] for v in results.values())
-    n_all = sum(v[3] for v in results.values())
-    print("| probe C | kinds | kinds leaking | unnamed contexts leaking | named contexts leaking |")
-    print("|---|---:|---:|---:|---:|")
-    print(
-        f"| held out | {len(results)} | {len(kinds_leaking)} | {u_leak}/{u_all} | {n_leak}/{n_all} |"
-    )
-    if args.per_kind:
-        print()
-        print("| kind | unnamed leaking | named leaking |")
-        print("|---|---:|---:|")
-        for kind, (u, ut, n, nt) in results.items():
-            print(f"| {kind} | {u}/{ut} | {n}/{nt} |")
-    print(f"leaking: {', '.join(kinds_leaking) or 'none'}")
+    report("C", measure(), args.per_kind)
 
 
 if __name__ == "__main__":
