@@ -1,4 +1,5 @@
-"""The catalogue's vendor formats added for issue 20's second stage, each in its own contexts."""
+"""The catalogue's vendor formats added for issue 20's second and third stages, each in its
+own contexts."""
 
 from __future__ import annotations
 
@@ -49,6 +50,29 @@ TOKENS = {
     + ":"
     + _rand(32, _HEX),
     "cloudflare-origin-ca": "v1.0-" + _rand(24, _HEX) + "-" + _rand(146, _HEX),
+    # issue 20, third stage (designed on probe C)
+    "supabase-secret": "sb_secret_" + _rand(31, _B64URL),
+    "gitlab-runner": "glrt-" + _rand(20, _B64URL),
+    "huggingface-org": "api_org_" + _rand(34),
+    "openshift": "sha256~" + _rand(43, _B64URL),
+    "alibaba": "LTAI" + _rand(19) + "7",
+    "tencent": "AKID" + _rand(31) + "3",
+    "jfrog-api-key": "AKCp" + _rand(69),
+    "jfrog-reference": "cmVmdGtuOjAxOjE3" + _rand(48),
+    "databricks-oauth": "dose" + _rand(32, _HEX),
+    "google-refresh": "1//0" + _rand(2) + _rand(98, _B64URL),
+    "salesforce": "00D" + _rand(12) + "!AQ" + _rand(4) + "." + _rand(90, _B62 + "._"),
+    "fcm": "AAAA" + _rand(7, _B64URL) + ":APA91b" + _rand(134, _B64URL),
+    "aws-session-token": "IQoJb3JpZ2luX2VjE" + _rand(300, _B62 + "+/") + "==",
+    "jwe": "eyJhbGciOiJSU0EtT0FFUCIsImVuYyI6IkEyNTZHQ00ifQ."
+    + _rand(40, _B64URL)
+    + "."
+    + _rand(16, _B64URL)
+    + "."
+    + _rand(60, _B64URL)
+    + "."
+    + _rand(22, _B64URL),
+    "jwt-pretty-payload": "eyJhbGciOiJIUzI1NiJ9.ewogICJzdWIiOiAic3ZjIgp9." + _rand(43, _B64URL),
 }
 
 CONTEXTS = (
@@ -68,6 +92,24 @@ def test_a_vendor_token_is_redacted_whole_in_any_context(name: str, context: str
     assert not any(value[i : i + 8] in out for i in range(len(value) - 7)), out
 
 
+WEBHOOK_SECRETS = {
+    "discord": ("https://discord.com/api/webhooks/123456789012345678/", _rand(68, _B64URL)),
+    "teams": (
+        "https://contoso.webhook.office.com/webhookb2/x@y/IncomingWebhook/",
+        _rand(32, _HEX) + "/" + _uuid(),
+    ),
+}
+
+
+@pytest.mark.parametrize("name", sorted(WEBHOOK_SECRETS))
+@pytest.mark.parametrize("context", CONTEXTS)
+def test_a_webhook_url_loses_the_secret_in_its_path(name: str, context: str) -> None:
+    head, secret = WEBHOOK_SECRETS[name]
+    out = redact(context.format(v=head + secret))
+    assert REDACTED in out
+    assert not any(secret[i : i + 8] in out for i in range(len(secret) - 7)), out
+
+
 @pytest.mark.parametrize(
     "text",
     [
@@ -84,6 +126,12 @@ def test_a_vendor_token_is_redacted_whole_in_any_context(name: str, context: str
         "NRAK-123 is the Jira ticket",
         "EAAA is how Square access tokens start",
         "dapi is the prefix of a Databricks token",
+        "sha256~ prefixes OpenShift tokens; a digest is sha256:" + "ab" * 32,
+        "the LTAI and AKID prefixes name Alibaba and Tencent keys",
+        "a dose of 1//0 is undefined",
+        "eyJhbGciOiJIUzI1NiJ9 is the header alone",
+        "Use the /api/webhooks/ endpoint to create one",
+        "version 00D1234.5 of the firmware",
     ],
 )
 def test_look_alikes_are_left(text: str) -> None:

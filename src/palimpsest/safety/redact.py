@@ -29,9 +29,26 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass
 from typing import Any
 
-from .redact_bare import BARE_ANCHORS, BARE_TOKEN, bare_replacement
+from .redact_bare import (
+    BARE_ANCHORS,
+    BARE_TOKEN,
+    BASE64_KEY,
+    RANDOM_RUN,
+    RUN_ANCHORS,
+    bare_replacement,
+    base64_key_replacement,
+    random_run_replacement,
+)
 from .redact_blocks import on_escaped_lines, redact_blocks
 from .redact_decode import redact_encoded
+from .redact_formats import (
+    BASIC_CREDENTIAL,
+    NETRC_PASSWORD,
+    PUTTY_PRIVATE_LINES,
+    SSH2_PRIVATE_KEY,
+    basic_replacement,
+    kept_head_replacement,
+)
 from .redact_generic import GENERIC_ANCHORS, GENERIC_TOKEN, generic_replacement
 from .redact_patterns import TOKEN_PATTERNS, TokenPattern
 from .redact_reuse import carried_values, mask_values, redact_continuations, removed_value
@@ -221,7 +238,15 @@ _SHAPE_PASSES: tuple[tuple[str, _Pass], ...] = (
 # A key with no prefix at all, by its randomness and a word of its sentence naming it;
 # last, so that every rule reading a name decides first.
 _BARE_PASS = _Pass(BARE_ANCHORS, BARE_TOKEN, bare_replacement, ignore_case=True, regex_scan=True)
-SHAPE_PASSES = (*_SHAPE_PASSES, ("bare", _BARE_PASS))
+# Long random runs of both cases, and base64 keys of documented lengths, need no name.
+_RANDOM_PASS = _Pass(RUN_ANCHORS, RANDOM_RUN, random_run_replacement, regex_scan=True)
+_BASE64_KEY_PASS = _Pass(("+", "/"), BASE64_KEY, base64_key_replacement, regex_scan=True)
+SHAPE_PASSES = (
+    *_SHAPE_PASSES,
+    ("bare", _BARE_PASS),
+    ("random-run", _RANDOM_PASS),
+    ("base64-key", _BASE64_KEY_PASS),
+)
 """The passes that recognise a value by its shape alone, with no name beside it: what
 ``benchmarks/redaction_false_positives.py`` scans others' text with."""
 
@@ -229,6 +254,8 @@ SHAPE_PASSES = (*_SHAPE_PASSES, ("bare", _BARE_PASS))
 # under any name goes whole), then structures (URLs, headers, flags), then names.
 _PASSES: tuple[_Pass, ...] = (
     _Pass(("-----BEGIN",), _PRIVATE_KEY, _private_key_replacement),
+    _Pass(("---- BEGIN SSH2",), SSH2_PRIVATE_KEY, kept_head_replacement),
+    _Pass(("Private-Lines:",), PUTTY_PRIVATE_LINES, kept_head_replacement),
     *(step for _, step in _SHAPE_PASSES),
     _Pass(("://",), _URL_CREDENTIALS, rf"\1{REDACTED}"),
     _Pass(("-u", "--user"), _USER_FLAG, rf"\1{REDACTED}", regex_scan=True),
@@ -237,6 +264,8 @@ _PASSES: tuple[_Pass, ...] = (
     _Pass(("sig=",), _SAS_SIG, rf"\1{REDACTED}", ignore_case=True),
     _Pass(("authorization",), _AUTH_HEADER, rf"\1{REDACTED}", ignore_case=True),
     _Pass(("bearer",), _BEARER, rf"\1{REDACTED}", ignore_case=True),
+    _Pass(("Basic",), BASIC_CREDENTIAL, basic_replacement),
+    _Pass(("password",), NETRC_PASSWORD, kept_head_replacement, regex_scan=True),
     _Pass(("--",), CLI_FLAG, quoted_replacement, regex_scan=True),
     _Pass(("mysql", "mariadb"), MYSQL_PASSWORD, _paired_replacement),
     _Pass(("sshpass",), SSHPASS, quoted_replacement),
@@ -244,6 +273,8 @@ _PASSES: tuple[_Pass, ...] = (
     _Pass(WEAK_ANCHORS, WEAK_ASSIGNMENT, weak_replacement, ignore_case=True),
     _Pass(PROSE_ANCHORS, PROSE, prose_replacement, ignore_case=True),
     _BARE_PASS,
+    _RANDOM_PASS,
+    _BASE64_KEY_PASS,
 )
 
 

@@ -16,11 +16,15 @@ from). This module asks for two things at once:
 
 A run right after a word that names an identifier or digest (``sha256``, ``commit``,
 ``hash``, ``id``, ``fingerprint``, ``public``) is not a secret whatever else the sentence
-says. What this leaves: a bare key pasted with no such word ("use this one: X").
+says. A key pasted with no such word ("use this one: X") is caught only when it is long
+and random in both cases (:func:`random_run_replacement`) or base64 of a documented key
+length (:func:`base64_key_replacement`); shorter, one-case and hexadecimal ones are left.
 """
 
 from __future__ import annotations
 
+import base64
+import binascii
 import math
 import re
 from itertools import pairwise
@@ -28,7 +32,17 @@ from itertools import pairwise
 from .redact_generic import looks_like_token
 from .redact_values import REDACTED, entropy
 
-__all__ = ["BARE_ANCHORS", "BARE_TOKEN", "bare_replacement", "random_letters"]
+__all__ = [
+    "BARE_ANCHORS",
+    "BARE_TOKEN",
+    "BASE64_KEY",
+    "RANDOM_RUN",
+    "RUN_ANCHORS",
+    "bare_replacement",
+    "base64_key_replacement",
+    "random_letters",
+    "random_run_replacement",
+]
 
 BARE_TOKEN = re.compile(r"[A-Za-z0-9]{24,}+")
 """A run of 24 or more letters and digits. :func:`bare_replacement` keeps only one that
@@ -167,3 +181,144 @@ def bare_replacement(match: re.Match[str]) -> str:
     if evidence.search(before) or evidence.search(after):
         return REDACTED
     return run
+
+
+RANDOM_RUN = re.compile(r"[A-Za-z0-9]{32,}+")
+"""A run of 32 or more letters and digits: :func:`random_run_replacement` redacts one that
+is random in both cases even when nothing in its sentence names it."""
+RUN_ANCHORS = tuple("0123456789")
+"""A random run holds a digit (the pass is skipped on text without one)."""
+_MIN_UNNAMED = 32
+_PUBLIC_KEY = re.compile(
+    r"(?:ssh-(?:rsa|dss|ed25519|ed448)|ecdsa-sha2-nistp\d+|sk-[a-z0-9-]+@openssh\.com)[ \t]+$"
+)
+
+
+def _public_key(run: str, before: str) -> bool:
+    """An OpenSSH public key: its base64 starts ``AAAA`` (a length under 2**24) or follows
+    the key type (``ssh-ed25519 AAAAC3Nz…``). Public keys are shared on purpose."""
+    return run.startswith("AAAA") or bool(_PUBLIC_KEY.search(before))
+
+
+_BASE64_LINE = re.compile(r"[ \t]*[A-Za-z0-9+/]{40,}+={0,2}[ \t]*")
+
+
+def _printable_when_decoded(run: str) -> bool:
+    """``run`` is base64 of text: three quarters of its decoded bytes are printable ASCII,
+    or they are UTF-8. A generated key decodes to random bytes, which are neither."""
+    body = run[: len(run) - len(run) % 4]
+    try:
+        decoded = base64.b64decode(body, validate=True)
+    except (binascii.Error, ValueError):
+        return False
+    if not decoded:
+        return False
+    printable = sum(32 <= b < 127 or b in (9, 10, 13) for b in decoded)
+    if printable * 4 >= len(decoded) * 3:
+        return True
+    try:
+        decoded.decode("utf-8")
+    except UnicodeDecodeError:
+        return False
+    return any(b >= 0x80 for b in decoded)
+
+
+def _in_base64_block(text: str, start: int, end: int) -> bool:
+    """The run is a whole line of a wrapped base64 body (MIME, a plist, a PEM-like block):
+    the line before or after it is base64 of 40 characters or more too."""
+    line_start = text.rfind("\n", 0, start) + 1
+    line_end = text.find("\n", end)
+    line_end = len(text) if line_end < 0 else line_end
+    if text[line_start:start].strip() or text[end:line_end].strip(" \t\r="):
+        return False
+    if line_start > 0:
+        previous = text[text.rfind("\n", 0, line_start - 1) + 1 : line_start - 1]
+        if _BASE64_LINE.fullmatch(previous.rstrip("\r")):
+            return True
+    if line_end < len(text):
+        following = text.find("\n", line_end + 1)
+        after = text[line_end + 1 : len(text) if following < 0 else following]
+        if _BASE64_LINE.fullmatch(after.rstrip("\r")):
+            return True
+    return False
+
+
+_FILE_MAGIC = ("H4sI", "iVBORw0KGgo", "/9j/", "R0lGOD", "UEsDB", "JVBERi", "iD8D", "iQE", "iQI")
+"""How base64 of a gzip stream, PNG, JPEG, GIF, zip, PDF or OpenPGP signature begins."""
+
+
+def _every_class(run: str, at_least: int = 2) -> bool:
+    """Capitals, small letters and digits, each at least ``at_least`` times: a generated
+    key of 32 or more characters has several of each."""
+    upper = sum(c.isupper() for c in run)
+    lower = sum(c.islower() for c in run)
+    digits = sum(c.isdigit() for c in run)
+    return min(upper, lower, digits) >= at_least
+
+
+def random_run_replacement(match: re.Match[str]) -> str:
+    """``[REDACTED]`` for a long random run of both cases, named or not.
+
+    Probe C (``benchmarks/redaction_probe_c.py``) leaked most of its keys in contexts that
+    name nothing ("Pasted from the dashboard: X", a table cell, a log line). A run of 32 or
+    more letters *of both cases* and digits that passes the prefixed-token randomness test
+    and is no capitalised name is what a generated key looks like and what little else is:
+    hexadecimal digests, UUIDs and one-case ids do not qualify, base64 blobs, paths, URLs and
+    dotted or underscored names are refused by the boundaries (:func:`_alone`), and a run
+    after ``sha256``, ``id``, ``hash`` ... stays. Two kinds of base64 pass those tests and
+    are refused here: base64 of text (it decodes to printable bytes, a key to random ones)
+    and a line of a wrapped base64 body (a neighbouring line is base64 too); both were most
+    of the 120 strings a first version flagged in ``benchmarks/redaction_false_positives.py``
+    (MIME and plist test data); a run that starts as base64 of a file format (gzip, PNG,
+    JPEG, GIF, zip, PDF, an OpenPGP signature) is a piece of that file. Shorter or one-case runs still need a naming word
+    (:func:`bare_replacement`)."""
+    run = match.group(0)
+    if len(run) < _MIN_UNNAMED or not _alone(match.string, match.start(), match.end()):
+        return run
+    if run.startswith("eyJ") or _NAME_AFTER.match(match.string, match.end()):
+        return run
+    random, mixed = _random_run(run)
+    if not (random and mixed and _every_class(run)):
+        return run
+    if run.startswith(_FILE_MAGIC) or _printable_when_decoded(run):
+        return run
+    if _in_base64_block(match.string, match.start(), match.end()):
+        return run
+    before, _ = _sentence_around(match.string, match.start(), match.end())
+    if _NOT_SECRET_BEFORE.search(before) or _public_key(run, before):
+        return run
+    return REDACTED
+
+
+BASE64_KEY = re.compile(
+    r"(?<![A-Za-z0-9+/=_-])(?:[A-Za-z0-9+/]{40}|[A-Za-z0-9+/]{86}==)(?![A-Za-z0-9+/=_-])"
+)
+"""Exactly 40 base64 characters (an AWS secret access key) or 64 bytes in base64 (an Azure
+storage account key), standing alone."""
+
+
+def base64_key_replacement(match: re.Match[str]) -> str:
+    """``[REDACTED]`` for a standalone base64 key of a documented length.
+
+    AWS secret access keys are 40 characters of base64's alphabet (docs.aws.amazon.com, IAM
+    access keys); Azure storage account keys 64 bytes in base64, 88 characters ending
+    ``==`` (learn.microsoft.com, storage account keys). The ``+`` and ``/`` they usually
+    hold split them into runs the other rules refuse as pieces of a blob. A path has the
+    same alphabet, so the letters and digits must look random, and a run after a digest
+    word stays (an npm ``sha512-`` integrity value is refused by the boundary)."""
+    value = match.group(0)
+    core = "".join(c for c in value if c.isalnum())
+    if "+" not in value and "/" not in value:
+        return value  # plain letters and digits: the random-run rules decide
+    if not (any(c.isupper() for c in core) and any(c.islower() for c in core)):
+        return value
+    if not looks_like_token("x_", core) or _camel_case_name(core) or not _every_class(core):
+        return value
+    if value.startswith(_FILE_MAGIC) or _printable_when_decoded(value):
+        return value
+    if _in_base64_block(match.string, match.start(), match.end()):
+        return value
+    before, _ = _sentence_around(match.string, match.start(), match.end())
+    if _NOT_SECRET_BEFORE.search(before) or _public_key(value, before):
+        return value
+    return REDACTED

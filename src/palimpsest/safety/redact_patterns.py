@@ -56,6 +56,16 @@ def _discord_user_id(match: re.Match[str]) -> bool:
     return 15 <= len(decoded) <= 21 and decoded.isdigit()
 
 
+def _jose_header(match: re.Match[str]) -> bool:
+    """The first part decodes to a JOSE header: JSON that names its ``alg``."""
+    head = match.group(0).split(".", 1)[0]
+    try:
+        decoded = base64.urlsafe_b64decode(head + "=" * (-len(head) % 4))
+    except (binascii.Error, ValueError):
+        return False
+    return decoded.startswith(b"{") and b'"alg"' in decoded
+
+
 TOKEN_PATTERNS: tuple[TokenPattern, ...] = (
     # OpenAI (sk-, sk-proj-, sk-svcacct-, sk-admin-), Anthropic (sk-ant-), OpenRouter
     # (sk-or-v1-). Real keys always contain a digit; kebab-case words do not.
@@ -96,8 +106,15 @@ TOKEN_PATTERNS: tuple[TokenPattern, ...] = (
             r"(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9_]{16,}+|github_pat_[A-Za-z0-9_]{22,}+)"
         ),
     ),
-    TokenPattern("gitlab", ("glpat-",), re.compile(r"glpat-[A-Za-z0-9_-]{20,}+")),
-    TokenPattern("huggingface", ("hf_",), re.compile(r"(?<![A-Za-z0-9])hf_[A-Za-z0-9]{30,}+")),
+    # GitLab personal access and runner authentication tokens
+    # (docs.gitlab.com/security/tokens/#token-prefixes).
+    TokenPattern("gitlab", ("glpat-", "glrt-"), re.compile(r"gl(?:pat|rt)-[A-Za-z0-9_-]{20,}+")),
+    # Hugging Face user (``hf_``) and organization (``api_org_``) tokens.
+    TokenPattern(
+        "huggingface",
+        ("hf_", "api_org_"),
+        re.compile(r"(?<![A-Za-z0-9])(?:hf_|api_org_)[A-Za-z0-9]{30,}+"),
+    ),
     TokenPattern("npm", ("npm_",), re.compile(r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36,}+")),
     TokenPattern("slack", ("xox",), re.compile(r"(?<![A-Za-z0-9])xox[abeprs]-[A-Za-z0-9-]{10,}+")),
     TokenPattern(
@@ -316,6 +333,100 @@ TOKEN_PATTERNS: tuple[TokenPattern, ...] = (
         "cloudflare-origin-ca",
         ("v1.0-",),
         re.compile(r"(?<![A-Za-z0-9_.-])v1\.0-[0-9a-f]{24}-[0-9a-f]{140,150}(?![A-Za-z0-9])"),
+    ),
+    # Supabase secret API keys, ``sb_secret_`` + base64url (supabase.com/docs/guides/api/
+    # api-keys; ``sb_publishable_`` keys are public by design and left alone).
+    TokenPattern(
+        "supabase-secret",
+        ("sb_secret_",),
+        re.compile(r"(?<![A-Za-z0-9_])sb_secret_[A-Za-z0-9_-]{20,}+"),
+    ),
+    # OpenShift OAuth access tokens, ``sha256~`` + 43 base64url (OpenShift's "Managing
+    # OAuth tokens"); a digest is written ``sha256:``, never with a tilde.
+    TokenPattern(
+        "openshift",
+        ("sha256~",),
+        re.compile(r"(?<![A-Za-z0-9_-])sha256~[A-Za-z0-9_-]{40,50}(?![A-Za-z0-9_-])"),
+    ),
+    # Alibaba Cloud AccessKey ids (``LTAI`` + 12-20 base62) and Tencent Cloud SecretIds
+    # (``AKID`` + 32-36 base62), as their consoles issue them; a digit is always present.
+    TokenPattern(
+        "alibaba-tencent",
+        ("LTAI", "AKID"),
+        re.compile(
+            r"(?<![A-Za-z0-9])(?:LTAI[A-Za-z0-9]{12,20}|AKID[A-Za-z0-9]{32,36})(?![A-Za-z0-9])"
+        ),
+        check=lambda m: any(c.isdigit() for c in m.group(0)[4:]),
+    ),
+    # JFrog API keys (``AKCp`` + 60-80 base62) and reference tokens (base64 of
+    # ``reftkn:01:``, so they start ``cmVmdGtuOjAxOj``) (jfrog.com/help, access tokens).
+    TokenPattern(
+        "jfrog",
+        ("AKCp", "cmVmdGtuOjAxOj"),
+        re.compile(
+            r"(?<![A-Za-z0-9])(?:AKCp[A-Za-z0-9]{60,80}|cmVmdGtuOjAxOj[A-Za-z0-9]{40,}+)"
+            r"(?![A-Za-z0-9])"
+        ),
+    ),
+    # Databricks OAuth secrets, ``dose`` + 32 hex (docs.databricks.com, OAuth M2M).
+    TokenPattern(
+        "databricks-oauth",
+        ("dose",),
+        re.compile(r"(?<![A-Za-z0-9])dose[0-9a-f]{32}(?![A-Za-z0-9])"),
+    ),
+    # Google OAuth refresh tokens, ``1//0`` + base64url (developers.google.com/identity/
+    # protocols/oauth2: the token endpoint's ``refresh_token``).
+    TokenPattern(
+        "google-refresh-token",
+        ("1//0",),
+        re.compile(r"(?<![A-Za-z0-9/])1//0[A-Za-z0-9_-]{30,}+"),
+    ),
+    # Salesforce session ids: the org id (``00D`` + 12 or 15) ``!`` the session part.
+    TokenPattern(
+        "salesforce-session",
+        ("00D",),
+        re.compile(r"(?<![A-Za-z0-9])00D[A-Za-z0-9]{12,15}![A-Za-z0-9._]{40,}+"),
+    ),
+    # Firebase Cloud Messaging legacy server keys: ``AAAA`` + 7 + ``:APA91b`` + 100+.
+    TokenPattern(
+        "fcm-server-key",
+        (":APA91b",),
+        re.compile(r"(?<![A-Za-z0-9_-])AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,}+"),
+        lead=_B64URL,
+        lead_max=11,
+    ),
+    # Discord webhook URLs carry their secret in the path: ``/api/webhooks/<id>/<token>``
+    # (discord.com/developers/docs/resources/webhook).
+    TokenPattern(
+        "discord-webhook",
+        ("/api/webhooks/",),
+        re.compile(r"/api/webhooks/[0-9]{15,21}/[A-Za-z0-9_-]{60,}+"),
+    ),
+    # Microsoft Teams incoming webhooks: ``/IncomingWebhook/<32 hex>/<guid>`` after the
+    # ``webhookb2`` path (learn.microsoft.com, "Create an Incoming Webhook").
+    TokenPattern(
+        "teams-webhook",
+        ("/IncomingWebhook/",),
+        re.compile(r"/IncomingWebhook/[0-9a-f]{32}/" + _UUID),
+    ),
+    # AWS session tokens (STS): base64 whose first bytes are the same for every token
+    # issued, so it starts ``IQoJb3JpZ2luX2Vj`` (or ``FwoGZXIvYXdz`` for older ones).
+    TokenPattern(
+        "aws-session-token",
+        ("IQoJb3JpZ2luX2Vj", "FwoGZXIvYXdz"),
+        re.compile(r"(?<![A-Za-z0-9+/])(?:IQoJb3JpZ2luX2Vj|FwoGZXIvYXdz)[A-Za-z0-9+/]{80,}+=*"),
+    ),
+    # JSON Web Encryption (five parts, RFC 7516) and a signed JWT whose payload is not
+    # compact JSON (a pretty-printed payload does not start ``eyJ``): the header must
+    # decode to JSON naming an ``alg``.
+    TokenPattern(
+        "jwe-jwt",
+        ("eyJ",),
+        re.compile(
+            r"(?<![A-Za-z0-9_-])eyJ[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]*+\.[A-Za-z0-9_-]{8,}+"
+            r"(?:\.[A-Za-z0-9_-]{8,}+\.[A-Za-z0-9_-]{8,}+)?(?![A-Za-z0-9_.-])"
+        ),
+        check=_jose_header,
     ),
     # A Slack incoming-webhook path without its host (``/services/T…/B…/<secret>``): the
     # workspace id, the channel hook id, 24 base62 (api.slack.com/messaging/webhooks).
