@@ -74,20 +74,29 @@ def _token(kind: str, secret: str, name: str, label: str, source: str) -> Case:
     )
 
 
+class Draw:
+    """Random values in a format's alphabet, all from one seeded generator, so that a
+    probe's cases are the same on every run (probes C and D share it)."""
+
+    def __init__(self, seed: int) -> None:
+        self._r = random.Random(seed)
+
+    def rand(self, n: int, alphabet: str = _B62) -> str:
+        return "".join(self._r.choice(alphabet) for _ in range(n))
+
+    def uuid(self) -> str:
+        return "-".join(self.rand(n, _HEX) for n in (8, 4, 4, 4, 12))
+
+    def b64(self, n: int) -> str:
+        return base64.b64encode(self._r.randbytes(n)).decode()
+
+    def b64url(self, n: int) -> str:
+        return base64.urlsafe_b64encode(self._r.randbytes(n)).decode().rstrip("=")
+
+
 def cases(seed: int = 31337) -> list[Case]:
-    r = random.Random(seed)
-
-    def rand(n: int, alphabet: str = _B62) -> str:
-        return "".join(r.choice(alphabet) for _ in range(n))
-
-    def uuid() -> str:
-        return "-".join(rand(n, _HEX) for n in (8, 4, 4, 4, 12))
-
-    def b64(n: int) -> str:
-        return base64.b64encode(r.randbytes(n)).decode()
-
-    def b64url(n: int) -> str:
-        return base64.urlsafe_b64encode(r.randbytes(n)).decode().rstrip("=")
+    draw = Draw(seed)
+    rand, uuid, b64, b64url = draw.rand, draw.uuid, draw.b64, draw.b64url
 
     def pw() -> str:
         return rand(1, string.ascii_letters) + rand(15, _PW)

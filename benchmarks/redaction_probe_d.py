@@ -31,10 +31,9 @@ from __future__ import annotations
 import argparse
 import base64
 import platform
-import random
 import string
 
-from redaction_probe_c import Case, _token, measure, report
+from redaction_probe_c import Case, Draw, _token, measure, report
 
 _B62 = string.ascii_letters + string.digits
 _B64URL = _B62 + "-_"
@@ -45,16 +44,8 @@ _BECH32 = "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L"
 
 
 def cases(seed: int = 4242) -> list[Case]:
-    r = random.Random(seed)
-
-    def rand(n: int, alphabet: str = _B62) -> str:
-        return "".join(r.choice(alphabet) for _ in range(n))
-
-    def uuid() -> str:
-        return "-".join(rand(n, _HEX) for n in (8, 4, 4, 4, 12))
-
-    def b64(n: int) -> str:
-        return base64.b64encode(r.randbytes(n)).decode()
+    draw = Draw(seed)
+    rand, uuid, b64 = draw.rand, draw.uuid, draw.b64
 
     out = [
         _token(

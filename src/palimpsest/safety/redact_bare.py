@@ -256,6 +256,19 @@ def _every_class(run: str, at_least: int = 2) -> bool:
     return min(upper, lower, digits) >= at_least
 
 
+def _data_not_key(match: re.Match[str]) -> bool:
+    """A random-looking match that is data, not a key: the start of a file in base64,
+    base64 of text, a line of a wrapped base64 body, a run after a digest or id word, or an
+    OpenSSH public key. The checks both unnamed rules below share."""
+    value, text = match.group(0), match.string
+    if value.startswith(_FILE_MAGIC) or _printable_when_decoded(value):
+        return True
+    if _in_base64_block(text, match.start(), match.end()):
+        return True
+    before, _ = _sentence_around(text, match.start(), match.end())
+    return bool(_NOT_SECRET_BEFORE.search(before)) or _public_key(value, before)
+
+
 def random_run_replacement(match: re.Match[str]) -> str:
     """``[REDACTED]`` for a long random run of both cases, named or not.
 
@@ -270,8 +283,8 @@ def random_run_replacement(match: re.Match[str]) -> str:
     and a line of a wrapped base64 body (a neighbouring line is base64 too); both were most
     of the 120 strings a first version flagged in ``benchmarks/redaction_false_positives.py``
     (MIME and plist test data); a run that starts as base64 of a file format (gzip, PNG,
-    JPEG, GIF, zip, PDF, an OpenPGP signature) is a piece of that file. Shorter or one-case runs still need a naming word
-    (:func:`bare_replacement`)."""
+    JPEG, GIF, zip, PDF, an OpenPGP signature) is a piece of that file. Shorter or one-case
+    runs still need a naming word (:func:`bare_replacement`)."""
     run = match.group(0)
     if len(run) < _MIN_UNNAMED or not _alone(match.string, match.start(), match.end()):
         return run
@@ -280,14 +293,7 @@ def random_run_replacement(match: re.Match[str]) -> str:
     random, mixed = _random_run(run)
     if not (random and mixed and _every_class(run)):
         return run
-    if run.startswith(_FILE_MAGIC) or _printable_when_decoded(run):
-        return run
-    if _in_base64_block(match.string, match.start(), match.end()):
-        return run
-    before, _ = _sentence_around(match.string, match.start(), match.end())
-    if _NOT_SECRET_BEFORE.search(before) or _public_key(run, before):
-        return run
-    return REDACTED
+    return run if _data_not_key(match) else REDACTED
 
 
 BASE64_KEY = re.compile(
@@ -314,11 +320,4 @@ def base64_key_replacement(match: re.Match[str]) -> str:
         return value
     if not looks_like_token("x_", core) or _camel_case_name(core) or not _every_class(core):
         return value
-    if value.startswith(_FILE_MAGIC) or _printable_when_decoded(value):
-        return value
-    if _in_base64_block(match.string, match.start(), match.end()):
-        return value
-    before, _ = _sentence_around(match.string, match.start(), match.end())
-    if _NOT_SECRET_BEFORE.search(before) or _public_key(value, before):
-        return value
-    return REDACTED
+    return value if _data_not_key(match) else REDACTED
