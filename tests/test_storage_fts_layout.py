@@ -196,6 +196,30 @@ def test_new_indexes_never_merge_inside_a_write(tmp_path: Path, layout: str) -> 
         assert len(store.search_messages("deploy", limit=100)) == 40
 
 
+def _segments(con: apsw.Connection, table: str) -> int:
+    return int(con.execute(f"SELECT count(DISTINCT segid) FROM {table}_idx").fetchone()[0])
+
+
+def test_crisis_merge_is_the_level_size_at_which_a_commit_merges(tmp_path: Path) -> None:
+    # What the upkeep relies on: with automerge off, only crisismerge makes a commit merge,
+    # and raising it leaves every commit's segment for the thread.
+    with SessionStore(tmp_path / "s.db", background_upkeep=False) as store:
+        sid = store.create_session()
+        con = store.database.writer
+        assert fts_layout.crisis_merge(con, WORD_TABLE) == fts_layout.IDLE_CRISIS_MERGE
+        for i in range(40):
+            store.append_message(sid, "user", f"note {i} about the deploy")
+        assert _segments(con, WORD_TABLE) < fts_layout.IDLE_CRISIS_MERGE
+        store.database.write(lambda c: fts_layout.set_crisis_merge(c, WORD_TABLE, 64))
+        assert fts_layout.crisis_merge(con, WORD_TABLE) == 64
+        before = _segments(con, WORD_TABLE)
+        for i in range(40):
+            store.append_message(sid, "user", f"later note {i} about the deploy")
+        assert _segments(con, WORD_TABLE) == before + 40
+        assert store.verify() == []
+        assert len(store.search_messages("deploy", limit=100)) == 80
+
+
 # -- random sequences (hypothesis) ----------------------------------------------------------
 
 _PIECES = [

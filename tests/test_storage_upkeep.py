@@ -15,6 +15,12 @@ from pathlib import Path
 import pytest
 
 from palimpsest.storage.db import DEFAULT_WAL_AUTOCHECKPOINT
+from palimpsest.storage.fts_layout import (
+    IDLE_CRISIS_MERGE,
+    TRIGRAM_TABLE,
+    WORD_TABLE,
+    set_crisis_merge,
+)
 from palimpsest.storage.sessions import SessionStore
 from palimpsest.storage.upkeep import BackgroundUpkeep, UpkeepPolicy
 
@@ -124,7 +130,56 @@ def test_stop_gives_sqlite_its_autocheckpoint_back(tmp_path: Path) -> None:
         assert not upkeep.running
 
 
+def _crisis(store: SessionStore) -> list[int]:
+    return [
+        int(store.database.scalar(f"SELECT v FROM {t}_config WHERE k = 'crisismerge'"))
+        for t in (WORD_TABLE, TRIGRAM_TABLE)
+    ]
+
+
+def test_crisis_merges_are_raised_while_the_thread_runs_and_put_back_on_close(
+    tmp_path: Path,
+) -> None:
+    path = tmp_path / "s.db"
+    policy = UpkeepPolicy(start_after_writes=1, crisis_segments=300)
+    store = SessionStore(path, upkeep_policy=policy)
+    assert _crisis(store) == [IDLE_CRISIS_MERGE] * 2
+    sid = store.create_session()
+    _append(store, sid, 50)
+    assert store.upkeep is not None and store.upkeep.wait_idle(30)
+    assert _crisis(store) == [300, 300]
+    store.close()
+    with SessionStore(path, background_upkeep=False) as reopened:
+        assert _crisis(reopened) == [IDLE_CRISIS_MERGE] * 2
+
+
+def test_a_raised_bound_left_by_a_killed_process_is_put_back(tmp_path: Path) -> None:
+    path = tmp_path / "s.db"
+    with SessionStore(path, background_upkeep=False) as store:
+        sid = store.create_session()
+        # What a process killed while its thread ran leaves in the file.
+        store.database.write(
+            lambda con: [set_crisis_merge(con, t, 256) for t in (WORD_TABLE, TRIGRAM_TABLE)]
+        )
+    with SessionStore(path, upkeep_policy=UpkeepPolicy(start_after_writes=1)) as store:
+        _append(store, sid, 5)
+        assert store.upkeep is not None and store.upkeep.wait_idle(30)
+        assert _crisis(store) == [256, 256]
+        # Another process's store stopping puts 16 back; this thread raises it again
+        # when it next goes idle.
+        store.database.write(lambda con: set_crisis_merge(con, WORD_TABLE, IDLE_CRISIS_MERGE))
+        _append(store, sid, 40, start=5)
+        assert store.upkeep.wait_idle(30) and store.upkeep.wait_idle(30)
+        assert _crisis(store) == [256, 256]
+    with SessionStore(path, background_upkeep=False) as store:
+        assert _crisis(store) == [IDLE_CRISIS_MERGE] * 2
+
+
 def test_policy_rejects_nonsense() -> None:
+    with pytest.raises(ValueError):
+        UpkeepPolicy(crisis_segments=8)
+    with pytest.raises(ValueError):
+        UpkeepPolicy(crisis_segments=2001)
     with pytest.raises(ValueError):
         UpkeepPolicy(step_pages=0)
     with pytest.raises(ValueError):

@@ -52,6 +52,8 @@ DEFAULT_FTS_LAYOUT: FtsLayout = "external"
 #: merges instead (:mod:`.maintenance`). ``crisismerge`` 16 (FTS5's default, set
 #: explicitly) still bounds each index level to 16 segments when no upkeep ever runs.
 FTS_WRITE_SETTINGS: tuple[tuple[str, int], ...] = (("automerge", 0), ("crisismerge", 16))
+#: FTS5's ``crisismerge`` without a running upkeep (the persistent value above).
+IDLE_CRISIS_MERGE = dict(FTS_WRITE_SETTINGS)["crisismerge"]
 
 
 def _indexed_text(row: str) -> str:
@@ -174,6 +176,18 @@ def create_index(con: apsw.Connection, table: str, layout: FtsLayout) -> None:
             f"INSERT INTO {table} (rowid, content)"
             f" SELECT m.id, {INDEXED_TEXT} FROM messages AS m{where}"
         )
+
+
+def crisis_merge(con: apsw.Connection, table: str) -> int:
+    """The ``crisismerge`` FTS5 applies to ``table`` (its default, 16, when none is stored)."""
+    row = con.execute(f"SELECT v FROM {table}_config WHERE k = 'crisismerge'").fetchone()
+    return int(row[0]) if row is not None else IDLE_CRISIS_MERGE
+
+
+def set_crisis_merge(con: apsw.Connection, table: str, segments: int) -> None:
+    """Store ``crisismerge`` = ``segments`` for ``table``: the count of segments on one
+    index level at which the committing write merges them all itself."""
+    con.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('crisismerge', ?)", (segments,))
 
 
 def configure_merging(con: apsw.Connection, table: str) -> None:

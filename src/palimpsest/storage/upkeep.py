@@ -20,6 +20,14 @@ long-lived store does it itself, in a daemon thread owned by
   checkpoints that cannot catch up), it checkpoints once more under the write lock, which
   then only copies the frames written since the last passive pass and bounds the file
   (the commit hook wakes the thread as soon as the WAL passes the soft size);
+* while it runs, FTS5's ``crisismerge`` is raised to :attr:`UpkeepPolicy.crisis_segments`
+  (it is 16 otherwise): at 16, a writer whose commit makes the 16th segment of an index
+  level merges the whole level inside that commit, and under a bulk writer the thread's
+  bounded steps fall behind (at 1,000,000 messages written at 15,000/s, levels held up to
+  119 segments), so single appends took those merges: up to 760 ms, in ``COMMIT``, with
+  no fsync in it (docs/benchmarks.md). The raised bound keeps the merging in the thread;
+  the thread puts the value back when it stops, and checks it again whenever it goes idle
+  (another process's store may have put it back meanwhile);
 * it stops (and the autocheckpoint comes back) when the store closes.
 
 Hosts that prefer a timer turn it off (``store.background_upkeep: false``) and run
@@ -41,7 +49,13 @@ import apsw
 
 from ..errors import StorageError
 from .db import DEFAULT_WAL_AUTOCHECKPOINT, Database
-from .fts_layout import TRIGRAM_TABLE, WORD_TABLE
+from .fts_layout import (
+    IDLE_CRISIS_MERGE,
+    TRIGRAM_TABLE,
+    WORD_TABLE,
+    crisis_merge,
+    set_crisis_merge,
+)
 from .maintenance import merge_step
 
 __all__ = ["BackgroundUpkeep", "UpkeepPolicy", "UpkeepStats"]
@@ -65,10 +79,15 @@ class UpkeepPolicy:
     wake_every_writes: int = 32
     wal_checkpoint_bytes: int = 8 * 1024 * 1024
     wal_hard_bytes: int = 64 * 1024 * 1024
+    #: FTS5 ``crisismerge`` while the thread runs (16 to 2000, FTS5's bounds): the most
+    #: segments one index level may hold before a writer merges them in its commit.
+    crisis_segments: int = 256
 
     def __post_init__(self) -> None:
         if self.step_pages < 1 or self.start_after_writes < 1 or self.wake_every_writes < 1:
             raise ValueError("UpkeepPolicy counts must be at least 1")
+        if not IDLE_CRISIS_MERGE <= self.crisis_segments <= 2000:
+            raise ValueError(f"UpkeepPolicy.crisis_segments must be {IDLE_CRISIS_MERGE} to 2000")
         if not 0 < self.wal_checkpoint_bytes <= self.wal_hard_bytes:
             raise ValueError("UpkeepPolicy needs 0 < wal_checkpoint_bytes <= wal_hard_bytes")
 
@@ -111,6 +130,7 @@ class BackgroundUpkeep:
         self._stopped = False
         self._writer_checkpoints = False  # see _writer_backstop
         self._tasks: list[Callable[[], bool]] = []
+        self._tables: list[str] = []
 
     def add_task(self, task: Callable[[], bool]) -> None:
         """Run ``task`` after each merge pass: one bounded step of other background work
@@ -181,6 +201,7 @@ class BackgroundUpkeep:
             self._thread.join(timeout)
             if not self._thread.is_alive():
                 with_suppressed(lambda: self.db.set_wal_autocheckpoint(DEFAULT_WAL_AUTOCHECKPOINT))
+                with_suppressed(lambda: self._set_crisis(IDLE_CRISIS_MERGE))
 
     def wait_idle(self, timeout: float) -> bool:
         """Wait until the thread has found nothing left to merge; False on timeout or
@@ -197,11 +218,12 @@ class BackgroundUpkeep:
         side: apsw.Connection | None = None
         try:
             side = self.db.open_connection()
-            tables = self._tables()
+            self._tables = self._index_tables()
+            self._set_crisis(self.policy.crisis_segments)
             while not self._stop.is_set():
                 try:
                     self._checkpoint(side)
-                    merged = self._merge(tables)
+                    merged = self._merge(self._tables)
                     merged = self._run_tasks() or merged
                 except (StorageError, apsw.Error):
                     self.stats.errors += 1
@@ -214,13 +236,14 @@ class BackgroundUpkeep:
                     self._idle.set()
                     self._wake.wait(self.policy.idle_seconds)
                     self._wake.clear()
+                    self._set_crisis(self.policy.crisis_segments)
         except (StorageError, apsw.Error):
             log.warning("%s: background upkeep stopped", self.db.path, exc_info=True)
         finally:
             if side is not None:
                 with_suppressed(side.close)
 
-    def _tables(self) -> list[str]:
+    def _index_tables(self) -> list[str]:
         return [
             name
             for name in (WORD_TABLE, TRIGRAM_TABLE)
@@ -228,6 +251,21 @@ class BackgroundUpkeep:
                 "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", (name,)
             )
         ]
+
+    def _set_crisis(self, segments: int) -> None:
+        """Store ``crisismerge`` = ``segments`` on every index whose value differs (a read
+        when none does, so the idle check costs no write)."""
+
+        with self.db.reader() as con:
+            if all(crisis_merge(con, table) == segments for table in self._tables):
+                return
+
+        def store(con: apsw.Connection) -> None:
+            for table in self._tables:
+                if crisis_merge(con, table) != segments:
+                    set_crisis_merge(con, table, segments)
+
+        self.db.write(store)
 
     def _merge(self, tables: list[str]) -> bool:
         """One bounded merge step per index that has work; True when any merged."""
