@@ -75,3 +75,101 @@ def test_an_ssh2_private_key_armour_is_redacted_whole(closed: bool) -> None:
     assert "P2/56wAAAi4AAAA3" not in out and "rsa-key" not in out
     assert out.startswith("---- BEGIN SSH2") and REDACTED in out
     assert out.endswith("----") == closed
+
+
+PG_PASSWORD = "hQ4tRw9ZxK2mvL7p"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        f"localhost:5432:*:postgres:{PG_PASSWORD}",
+        f"pg-replica.example.net:6432:billing:svc_billing:{PG_PASSWORD}\n",
+        f"$ tail -n 2 ~/.pgpass\n10.4.0.12:5432:analytics:reader:{PG_PASSWORD}\n*:*:*:backup:{PG_PASSWORD}",
+        f"echo 'pg.internal:5433:orders:app:{PG_PASSWORD}' >> ~/.pgpass && chmod 600 ~/.pgpass",
+    ],
+)
+def test_a_pgpass_entry_loses_its_password_and_keeps_its_fields(text: str) -> None:
+    out = redact(text)
+    assert PG_PASSWORD not in out and REDACTED in out
+    assert ":5432:" in out or ":6432:" in out or ":5433:" in out
+
+
+def test_a_pgpass_password_with_an_escaped_colon_goes_whole() -> None:
+    out = redact(r"db.internal:5432:app:app_rw:Kx7\:pQ9vR2wL")
+    assert out == f"db.internal:5432:app:app_rw:{REDACTED}"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "12:30:45:10:59",
+        "notes.txt:12:TODO:fix:later",
+        "fe80:0:0:0:1",
+        "ssh -N -L 5432:db.internal:5432 deploy@bastion",
+        "db.internal:5432:app:app_rw:*",
+        "the format is hostname:port:database:username:password",
+    ],
+)
+def test_colon_separated_lines_that_are_not_pgpass_entries_are_left(text: str) -> None:
+    assert redact(text) == text
+
+
+SESSION = "k3v9x0q7m2z8w1r5t4y6u8i0o2p4a6s8"
+
+
+@pytest.mark.parametrize(
+    ("text", "kept"),
+    [
+        (f"Cookie: PHPSESSID={SESSION}; theme=dark", "theme=dark"),
+        (
+            f"< set-cookie: __Host-session={SESSION}; Path=/; Secure; HttpOnly; SameSite=Lax",
+            "Path=/; Secure; HttpOnly; SameSite=Lax",
+        ),
+        (f'headers = {{"Cookie": "remember_user_token={SESSION}"}}', "remember_user_token="),
+        (f"> Cookie: lang=en; _app_sid=s%3A{SESSION}.Zk2", "lang=en"),
+    ],
+)
+def test_a_session_cookie_loses_its_value_and_keeps_the_rest(text: str, kept: str) -> None:
+    out = redact(text)
+    assert SESSION[:8] not in out and REDACTED in out
+    assert kept in out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "Set-Cookie: theme=dark; Path=/; Max-Age=31536000",
+        "Cookie: lang=en-US; tz=Europe/Berlin; consent=yes",
+        "Set-Cookie: PART_NUMBER=ROCKET_LAUNCHER_0001; path=/",
+        "the Cookie: header is sent back on every request to the same origin",
+        "Set-Cookie: sessionid=deleted; expires=Thu, 01 Jan 1970 00:00:00 GMT",
+    ],
+)
+def test_cookies_that_hold_no_credential_are_left(text: str) -> None:
+    assert redact(text) == text
+
+
+KEY_ID = "3f9c0a7be1d24c6f8a05b9e7d1c3f2a4b6e8d0c1"
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "{\n"
+        '  "type": "service_account",\n'
+        '  "project_id": "ledger-staging",\n'
+        f'  "private_key_id": "{KEY_ID}",\n'
+        '  "client_email": "ci@ledger-staging.iam.gserviceaccount.com"\n}',
+        f'{{"private_key_id": "{KEY_ID}", "private_key": "-----BEGIN PRIVATE KEY-----\\n..."}}',
+        f'{{\\"client_email\\": \\"etl@data.iam.gserviceaccount.com\\", \\"private_key_id\\": \\"{KEY_ID}\\"}}',
+    ],
+)
+def test_a_service_account_private_key_id_is_redacted(text: str) -> None:
+    out = redact(text)
+    assert KEY_ID[:8] not in out and REDACTED in out and "private_key_id" in out
+
+
+def test_a_private_key_id_outside_a_service_account_file_is_left() -> None:
+    text = f'{{"kid": "k1", "private_key_id": "{KEY_ID}", "alg": "RS256"}}'
+    assert redact(text) == text

@@ -73,6 +73,27 @@ TOKENS = {
     + "."
     + _rand(22, _B64URL),
     "jwt-pretty-payload": "eyJhbGciOiJIUzI1NiJ9.ewogICJzdWIiOiAic3ZjIgp9." + _rand(43, _B64URL),
+    # issue 20, fourth stage (designed on probe D)
+    "firecrawl": "fc-" + _rand(32, _HEX),
+    "browserbase": "bb_live_" + _rand(27, _B64URL),
+    "gitlab-deploy": "gldt-" + _rand(20, _B64URL),
+    "gitlab-feed": "glft-" + _rand(20, _B62),
+    "gitlab-oauth-secret": "gloas-" + _rand(64, _HEX),
+    "slack-app": "xapp-1-A"
+    + _rand(10, _UPPER)
+    + "-"
+    + _rand(13, "0123456789")
+    + "-"
+    + _rand(64, _HEX),
+    "hubspot": "pat-eu1-" + _uuid(),
+    "nuget": "oy2" + _rand(40, "abcdefghijklmnopqrstuvwxyz234567") + "k7q",
+    "mailersend": "mlsn." + _rand(64, _HEX),
+    "twilio-key-and-secret": "SK" + _rand(32, _HEX) + ":" + _rand(32),
+    "flutterwave": "FLWSECK-" + _rand(32, _HEX) + "-X",
+    "flutterwave-encryption": "FLWSECK_TEST" + _rand(12, _HEX),
+    "dynatrace": "dt0s16." + _rand(24, _UPPER) + "." + _rand(64, _UPPER),
+    "x-bearer": "A" * 21 + _rand(12) + "%2B" + _rand(20) + "%3D" + _rand(50),
+    "spaces-access-key": "DO00" + _rand(12, _UPPER) + "QZ7K",
 }
 
 CONTEXTS = (
@@ -132,6 +153,16 @@ def test_a_webhook_url_loses_the_secret_in_its_path(name: str, context: str) -> 
         "eyJhbGciOiJIUzI1NiJ9 is the header alone",
         "Use the /api/webhooks/ endpoint to create one",
         "version 00D1234.5 of the firmware",
+        "the fc-1a2b shard and the fc-switch config",
+        "HubSpot tokens start pat-na1- and the rest is a UUID",
+        "dt0c01 is the prefix of a classic Dynatrace token",
+        "the serial is DO001234567890123456 on the label",
+        "oy2 is how NuGet keys begin; oy2abcdefghijklmnopqrstuvwxyzabcdefghijklmnopq has no digit",
+        # Flutterwave public keys are meant to be shipped to browsers
+        "checkout.js embeds FLWPUBK_TEST-" + "0a1b2c3d" * 4 + "-X",
+        # a run of A is base64 of zero bytes, not a bearer token
+        "blob: " + "A" * 64 + "==",
+        "xapp-1- prefixes Slack app-level tokens",
     ],
 )
 def test_look_alikes_are_left(text: str) -> None:

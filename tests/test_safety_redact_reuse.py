@@ -11,6 +11,7 @@ from palimpsest.safety.redact_reuse import (
     mask_values,
     redact_continuations,
     removed_value,
+    removed_values,
     worth_carrying,
 )
 
@@ -21,6 +22,23 @@ def test_removed_value_is_what_the_rewrite_took_out() -> None:
     assert removed_value("sk-abc", REDACTED) == "sk-abc"
     assert removed_value("same", "same") is None
     assert removed_value("abc", "no marker") is None
+
+
+def test_removed_values_reads_every_marker_of_one_rewrite() -> None:
+    old = "Cookie: sid=Qx81kLm2Zp9v; theme=dark; csrf=Wn4tY7uI0oPq"
+    new = f"Cookie: sid={REDACTED}; theme=dark; csrf={REDACTED}"
+    assert removed_values(old, new) == ["Qx81kLm2Zp9v", "Wn4tY7uI0oPq"]
+    assert removed_values("password=hunter2x", f"password={REDACTED}") == ["hunter2x"]
+    assert removed_values("same", "same") == []
+    # two markers side by side: where the first value ends is unknown, so neither is read
+    assert removed_values("abcdef", f"{REDACTED}{REDACTED}") == []
+
+
+def test_every_cookie_a_header_loses_is_carried_to_the_rest_of_the_text() -> None:
+    sid, remember = "k2v9x0q7m2z8w1r5t4y6", "Pq7Wn4tY7uI0oPqXz9Lm"
+    text = f"Cookie: sessionid={sid}; theme=dark; remember_me={remember}\nreplayed {sid} and {remember}"
+    out = redact(text)
+    assert sid not in out and remember not in out and "theme=dark" in out
 
 
 @pytest.mark.parametrize(

@@ -43,15 +43,23 @@ from .redact_blocks import on_escaped_lines, redact_blocks
 from .redact_decode import redact_encoded
 from .redact_formats import (
     BASIC_CREDENTIAL,
+    COOKIE_HEADER,
     NETRC_PASSWORD,
+    PGPASS_LINE,
+    PGPASS_SEEK,
     PUTTY_PRIVATE_LINES,
+    SERVICE_ACCOUNT_KEY_ID,
     SSH2_PRIVATE_KEY,
     basic_replacement,
+    cookie_replacement,
     kept_head_replacement,
+    pgpass_replacement,
+    service_account_key_id_replacement,
 )
 from .redact_generic import GENERIC_ANCHORS, GENERIC_TOKEN, generic_replacement
+from .redact_labels import LABEL_ANCHORS, LABELLED, LABELLED_PAT, labelled_replacement
 from .redact_patterns import TOKEN_PATTERNS, TokenPattern
-from .redact_reuse import carried_values, mask_values, redact_continuations, removed_value
+from .redact_reuse import carried_values, mask_values, redact_continuations, removed_values
 from .redact_values import (
     ASSIGNMENT,
     CLI_FLAG,
@@ -130,6 +138,32 @@ _BEARER = re.compile(
 Replacement = str | Callable[[re.Match[str]], str]
 
 
+class _Anchors:
+    """Where each anchor occurs in one text, found once for every pass that seeks it.
+
+    Several passes share anchors (``token``, ``secret``, ``pass``, ``key`` start names for
+    the assignment, weak-name, prose and labelled rules), and each ``str.find`` over a long
+    text costs about as much as a cheap pass; valid until a pass changes the text."""
+
+    __slots__ = ("_found",)
+
+    def __init__(self) -> None:
+        self._found: dict[tuple[bool, str], list[int]] = {}
+
+    def positions(self, haystack: str, anchor: str, lowered: bool) -> list[int]:
+        """Every offset of ``anchor`` in ``haystack`` (the lowered text when ``lowered``)."""
+        key = (lowered, anchor)
+        found = self._found.get(key)
+        if found is None:
+            found = []
+            index = haystack.find(anchor)
+            while index >= 0:
+                found.append(index)
+                index = haystack.find(anchor, index + 1)
+            self._found[key] = found
+        return found
+
+
 @dataclass(frozen=True)
 class _Pass:
     """One pattern, the literals every match starts with, and how to rewrite a match.
@@ -145,12 +179,21 @@ class _Pass:
     ignore_case: bool = False
     regex_scan: bool = False  # short, common anchors: let the regex engine scan in C
     # A token whose anchor sits inside it (the ":" of a Telegram token): a match starts
-    # up to ``lead_max`` characters of ``lead`` before the anchor, at the run's beginning.
-    lead: frozenset[str] = frozenset()
+    # up to ``lead_max`` characters of ``lead`` before the anchor, at the run's beginning;
+    # an anchor with fewer than ``lead_min`` of them right before it starts no match.
+    lead: str = ""
     lead_max: int = 0
+    lead_min: int = 0
+    # A format that fills a whole line (a ``.pgpass`` entry) and whose anchor is a short
+    # pattern, not a literal: each match of ``seek`` marks a line the pattern is tried at
+    # the start of (once an anchor is present at all).
+    seek: re.Pattern[str] | None = None
 
-    def apply(self, text: str, lowered: str, found: list[str]) -> str:
-        """``text`` with this pass's matches rewritten; each value removed goes to ``found``."""
+    def apply(
+        self, text: str, lowered: str, found: list[str], anchors: _Anchors | None = None
+    ) -> str:
+        """``text`` with this pass's matches rewritten; each value removed goes to ``found``.
+        ``anchors``: where anchors were found in this same text by earlier passes."""
         haystack = lowered if self.ignore_case else text
         if self.regex_scan:
             if not any(anchor in haystack for anchor in self.anchors):
@@ -160,11 +203,23 @@ class _Pass:
             # Unicode case folding changed lengths, so offsets would not line up.
             return self.pattern.sub(self._recording(found), text)
         starts: set[int] = set()
+        if self.seek is not None:
+            if any(anchor in haystack for anchor in self.anchors):
+                starts = {text.rfind("\n", 0, m.start()) + 1 for m in self.seek.finditer(text)}
+            return self._at(starts, text, found)
+        anchors = anchors or _Anchors()
         for anchor in self.anchors:
-            index = haystack.find(anchor)
-            while index >= 0:
-                starts.add(self._run_start(text, index) if self.lead_max else index)
-                index = haystack.find(anchor, index + 1)
+            at = anchors.positions(haystack, anchor, self.ignore_case)
+            if self.lead_max:
+                starts.update(
+                    self._run_start(text, index) for index in at if self._led(text, index)
+                )
+            else:
+                starts.update(at)
+        return self._at(starts, text, found)
+
+    def _at(self, starts: set[int], text: str, found: list[str]) -> str:
+        """``text`` with the pattern's matches at ``starts`` rewritten."""
         if not starts:
             return text
         pieces: list[str] = []
@@ -186,13 +241,17 @@ class _Pass:
     def _rewrite(self, match: re.Match[str], found: list[str]) -> str:
         replacement = self.replacement
         new = replacement(match) if callable(replacement) else match.expand(replacement)
-        removed = removed_value(match.group(0), new)
-        if removed:
-            found.append(removed)
+        found.extend(removed_values(match.group(0), new))
         return new
 
     def _recording(self, found: list[str]) -> Callable[[re.Match[str]], str]:
         return lambda match: self._rewrite(match, found)
+
+    def _led(self, text: str, index: int) -> bool:
+        """``lead_min`` characters of ``lead`` right before ``index`` (``str.strip`` tells in
+        C: ``-`` and ``.`` are everywhere, tokens with 32 hex digits before them are not)."""
+        need = self.lead_min
+        return index >= need and not text[index - need : index].strip(self.lead)
 
     def _run_start(self, text: str, index: int) -> int:
         start, floor = index, max(0, index - self.lead_max)
@@ -213,6 +272,8 @@ def _token_replacement(token: TokenPattern) -> Replacement:
 
 
 def _paired_replacement(match: re.Match[str]) -> str:
+    """Group 1 (a name, a scheme's user) kept, the rest of the match redacted: what the
+    template ``\\1[REDACTED]`` says, without ``Match.expand`` parsing it at every match."""
     return f"{match.group(1)}{REDACTED}"
 
 
@@ -224,8 +285,9 @@ _SHAPE_PASSES: tuple[tuple[str, _Pass], ...] = (
                 t.anchors,
                 t.pattern,
                 _token_replacement(t),
-                lead=frozenset(t.lead),
+                lead=t.lead,
                 lead_max=t.lead_max,
+                lead_min=t.lead_min,
                 regex_scan=t.regex_scan,
             ),
         )
@@ -235,6 +297,10 @@ _SHAPE_PASSES: tuple[tuple[str, _Pass], ...] = (
     # random characters), after the catalogue so a known vendor's rule decides first.
     ("generic", _Pass(GENERIC_ANCHORS, GENERIC_TOKEN, generic_replacement, regex_scan=True)),
 )
+# A value its sentence labels before a colon ("the new Firecrawl API key: fc-…"), after
+# the rules that read a name right beside the value.
+_LABELLED_PASS = _Pass(LABEL_ANCHORS, LABELLED, labelled_replacement, ignore_case=True)
+_LABELLED_PAT_PASS = _Pass(("PAT",), LABELLED_PAT, labelled_replacement)
 # A key with no prefix at all, by its randomness and a word of its sentence naming it;
 # last, so that every rule reading a name decides first.
 _BARE_PASS = _Pass(BARE_ANCHORS, BARE_TOKEN, bare_replacement, ignore_case=True, regex_scan=True)
@@ -243,12 +309,15 @@ _RANDOM_PASS = _Pass(RUN_ANCHORS, RANDOM_RUN, random_run_replacement, regex_scan
 _BASE64_KEY_PASS = _Pass(("+", "/"), BASE64_KEY, base64_key_replacement, regex_scan=True)
 SHAPE_PASSES = (
     *_SHAPE_PASSES,
+    ("labelled", _LABELLED_PASS),
+    ("labelled-pat", _LABELLED_PAT_PASS),
     ("bare", _BARE_PASS),
     ("random-run", _RANDOM_PASS),
     ("base64-key", _BASE64_KEY_PASS),
 )
-"""The passes that recognise a value by its shape alone, with no name beside it: what
-``benchmarks/redaction_false_positives.py`` scans others' text with."""
+"""The passes that recognise a value by its shape alone, with no name beside it (or with
+only a word of its sentence naming it): what ``benchmarks/redaction_false_positives.py``
+scans others' text with."""
 
 # Order matters only for readability of the result: whole tokens first (so a vendor key
 # under any name goes whole), then structures (URLs, headers, flags), then names.
@@ -257,36 +326,60 @@ _PASSES: tuple[_Pass, ...] = (
     _Pass(("---- BEGIN SSH2",), SSH2_PRIVATE_KEY, kept_head_replacement),
     _Pass(("Private-Lines:",), PUTTY_PRIVATE_LINES, kept_head_replacement),
     *(step for _, step in _SHAPE_PASSES),
-    _Pass(("://",), _URL_CREDENTIALS, rf"\1{REDACTED}"),
-    _Pass(("-u", "--user"), _USER_FLAG, rf"\1{REDACTED}", regex_scan=True),
-    _Pass(("hooks.slack.com",), _SLACK_HOOK, rf"\1{REDACTED}", ignore_case=True),
-    _Pass(("?", "&"), _QUERY_PARAM, rf"\1{REDACTED}", ignore_case=True, regex_scan=True),
-    _Pass(("sig=",), _SAS_SIG, rf"\1{REDACTED}", ignore_case=True),
-    _Pass(("authorization",), _AUTH_HEADER, rf"\1{REDACTED}", ignore_case=True),
-    _Pass(("bearer",), _BEARER, rf"\1{REDACTED}", ignore_case=True),
+    _Pass(("://",), _URL_CREDENTIALS, _paired_replacement),
+    _Pass(("-u", "--user"), _USER_FLAG, _paired_replacement, regex_scan=True),
+    _Pass(("hooks.slack.com",), _SLACK_HOOK, _paired_replacement, ignore_case=True),
+    _Pass(("?", "&"), _QUERY_PARAM, _paired_replacement, ignore_case=True, regex_scan=True),
+    _Pass(("sig=",), _SAS_SIG, _paired_replacement, ignore_case=True),
+    _Pass(("authorization",), _AUTH_HEADER, _paired_replacement, ignore_case=True),
+    _Pass(("bearer",), _BEARER, _paired_replacement, ignore_case=True),
     _Pass(("Basic",), BASIC_CREDENTIAL, basic_replacement),
     _Pass(("password",), NETRC_PASSWORD, kept_head_replacement, regex_scan=True),
+    _Pass((":",), PGPASS_LINE, pgpass_replacement, seek=PGPASS_SEEK),
+    _Pass(("cookie",), COOKIE_HEADER, cookie_replacement, ignore_case=True),
+    _Pass(("private_key_id",), SERVICE_ACCOUNT_KEY_ID, service_account_key_id_replacement),
     _Pass(("--",), CLI_FLAG, quoted_replacement, regex_scan=True),
     _Pass(("mysql", "mariadb"), MYSQL_PASSWORD, _paired_replacement),
     _Pass(("sshpass",), SSHPASS, quoted_replacement),
     _Pass(KEY_ANCHORS, ASSIGNMENT, assignment_replacement, ignore_case=True),
     _Pass(WEAK_ANCHORS, WEAK_ASSIGNMENT, weak_replacement, ignore_case=True),
     _Pass(PROSE_ANCHORS, PROSE, prose_replacement, ignore_case=True),
+    _LABELLED_PASS,
+    _LABELLED_PAT_PASS,
     _BARE_PASS,
     _RANDOM_PASS,
     _BASE64_KEY_PASS,
 )
 
 
+def _lowered(text: str) -> str:
+    """``text.lower()`` at the same offsets, which the passes' anchors need.
+
+    U+0130 (``İ``) is the one character whose lower case is two (``i`` and a combining
+    dot); one in a text shifted every offset after it, and each case-blind pass fell back
+    to a scan of the whole text by the regex engine (docs/benchmarks.md has one). As an
+    ``i`` it keeps them, and the patterns, case-blind, still decide at each anchor."""
+    if "\u0130" in text:
+        text = text.replace("\u0130", "i")
+    return text.lower()
+
+
+def _every_pass(text: str, found: list[str]) -> str:
+    """``text`` after each pass in turn; the passes share where their anchors are until one
+    changes the text."""
+    lowered, anchors = _lowered(text), _Anchors()
+    for step in _PASSES:
+        changed = step.apply(text, lowered, found, anchors)
+        if changed is not text:
+            text = changed
+            lowered, anchors = _lowered(text), _Anchors()
+    return text
+
+
 def _round(text: str, found: list[str], first: bool) -> str:
     """One pass of every rule; the first round also reads blocks and base64 runs (what
     later rounds change, a redaction, makes no new block and no new run)."""
-    lowered = text.lower()
-    for step in _PASSES:
-        changed = step.apply(text, lowered, found)
-        if changed is not text:
-            text = changed
-            lowered = text.lower()
+    text = _every_pass(text, found)
     if not first:
         return text
     blocked = redact_blocks(text, found)
@@ -296,13 +389,7 @@ def _round(text: str, found: list[str], first: bool) -> str:
 def _rules_only(text: str) -> str:
     """One round of the rules without decoding (what a decoded base64 run is checked with)."""
     scratch: list[str] = []
-    lowered = text.lower()
-    for step in _PASSES:
-        changed = step.apply(text, lowered, scratch)
-        if changed is not text:
-            text = changed
-            lowered = text.lower()
-    return redact_blocks(text, scratch)
+    return redact_blocks(_every_pass(text, scratch), scratch)
 
 
 def _redact(text: str, known: frozenset[str], found: list[str]) -> tuple[str, frozenset[str]]:

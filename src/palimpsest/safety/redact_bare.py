@@ -297,17 +297,21 @@ def random_run_replacement(match: re.Match[str]) -> str:
 
 
 BASE64_KEY = re.compile(
-    r"(?<![A-Za-z0-9+/=_-])(?:[A-Za-z0-9+/]{40}|[A-Za-z0-9+/]{86}==)(?![A-Za-z0-9+/=_-])"
+    r"(?<![A-Za-z0-9+/=_-])[A-Za-z0-9+/]{40}(?:[A-Za-z0-9+/]{3}=?|[A-Za-z0-9+/]{46}==)?"
+    r"(?![A-Za-z0-9+/=_-])"
 )
-"""Exactly 40 base64 characters (an AWS secret access key) or 64 bytes in base64 (an Azure
-storage account key), standing alone."""
+"""Exactly 40 base64 characters (an AWS secret access key), 32 bytes in base64 (43
+characters, or 44 ending ``=``: a DigitalOcean Spaces secret, a WireGuard key) or 64 bytes
+(an Azure storage account key), standing alone."""
 
 
 def base64_key_replacement(match: re.Match[str]) -> str:
     """``[REDACTED]`` for a standalone base64 key of a documented length.
 
     AWS secret access keys are 40 characters of base64's alphabet (docs.aws.amazon.com, IAM
-    access keys); Azure storage account keys 64 bytes in base64, 88 characters ending
+    access keys); DigitalOcean Spaces secret keys 43 (docs.digitalocean.com, Spaces access
+    keys), the 32 bytes of a WireGuard private key 44 ending ``=`` (wireguard.com, key
+    generation); Azure storage account keys 64 bytes in base64, 88 characters ending
     ``==`` (learn.microsoft.com, storage account keys). The ``+`` and ``/`` they usually
     hold split them into runs the other rules refuse as pieces of a blob. A path has the
     same alphabet, so the letters and digits must look random, and a run after a digest

@@ -35,7 +35,14 @@ from itertools import pairwise
 
 from .redact_values import REDACTED, entropy
 
-__all__ = ["GENERIC_ANCHORS", "GENERIC_TOKEN", "generic_replacement", "looks_like_token"]
+__all__ = [
+    "GENERIC_ANCHORS",
+    "GENERIC_TOKEN",
+    "generic_replacement",
+    "looks_like_token",
+    "random_pairs",
+    "short_lower_runs",
+]
 
 GENERIC_ANCHORS = ("_", "-", ".")
 """A prefixed token holds one of these; a text without any has none."""
@@ -77,7 +84,7 @@ _MIN_MIXED = 24
 _MIN_HEX = 32
 
 
-def _random_pairs(core: str) -> int:
+def random_pairs(core: str) -> int:
     """Adjacent pairs that random letters and digits form often and names rarely do."""
     count = 0
     for a, b in pairwise(core):
@@ -93,7 +100,7 @@ def _random_pairs(core: str) -> int:
 _LOWER_RUN = re.compile(r"[a-z]+")
 
 
-def _short_lower_runs(core: str) -> bool:
+def short_lower_runs(core: str) -> bool:
     """Lowercase runs of three letters or fewer on average: random text, not words.
 
     In random letters and digits a lowercase letter is followed by another about 42% of
@@ -131,7 +138,7 @@ def looks_like_token(prefix: str, body: str, *, in_path: bool = False) -> bool:
             len(core) >= _MIN_MIXED
             and longest >= 20
             and entropy(core) >= min(4.0, 0.85 * math.log2(len(core)))
-            and (_random_pairs(core) >= len(core) / 8 or _short_lower_runs(core))
+            and (random_pairs(core) >= len(core) / 8 or short_lower_runs(core))
         )
     if dotted or in_path or longest < _MIN_HEX:
         return False
@@ -141,7 +148,7 @@ def looks_like_token(prefix: str, body: str, *, in_path: bool = False) -> bool:
         return named and head not in _DIGEST_PREFIXES and entropy(core) >= 3.3
     # One case of letters with digits (``napi_k3x9…``): random when digits and letters
     # alternate as often as chance makes them, which words with a number never do.
-    return entropy(core) >= 4.2 and _random_pairs(core) >= len(core) / 5
+    return entropy(core) >= 4.2 and random_pairs(core) >= len(core) / 5
 
 
 def generic_replacement(match: re.Match[str]) -> str:

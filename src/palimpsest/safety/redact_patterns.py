@@ -35,6 +35,9 @@ class TokenPattern:
     # ``lead_max`` back: the pattern's left boundary guarantees that is the only start.
     lead: str = ""
     lead_max: int = 0
+    # How many ``lead`` characters every match has before the anchor, at least (the
+    # pattern's own minimum): an anchor with fewer before it is not tried.
+    lead_min: int = 0
     # An anchor too common to seek with ``str.find`` (``:`` in JSON): let the regex engine
     # scan the text instead, once the anchor is present at all.
     regex_scan: bool = False
@@ -64,6 +67,29 @@ def _jose_header(match: re.Match[str]) -> bool:
     except (binascii.Error, ValueError):
         return False
     return decoded.startswith(b"{") and b'"alg"' in decoded
+
+
+def _url_encoded(match: re.Match[str]) -> bool:
+    """An X (Twitter) app-only bearer token is URL-encoded base64: it holds a ``%XX``
+    escape, and past its run of ``A`` characters random letters of both cases and digits;
+    a run of zeros in a base64 blob does not."""
+    token = match.group(0)
+    body = token.lstrip("A")
+    return (
+        _PERCENT_ESCAPE.search(token) is not None
+        and any(c.islower() for c in body)
+        and any(c.isupper() for c in body)
+        and any(c.isdigit() for c in body)
+    )
+
+
+_PERCENT_ESCAPE = re.compile(r"%[0-9A-F]{2}")
+
+
+def _digits_at_least(count: int, skip: int) -> Callable[[re.Match[str]], bool]:
+    """The match holds ``count`` digits or more after its first ``skip`` characters (a
+    random one-case body has several; a word or a name has none)."""
+    return lambda match: sum(c.isdigit() for c in match.group(0)[skip:]) >= count
 
 
 TOKEN_PATTERNS: tuple[TokenPattern, ...] = (
@@ -106,9 +132,21 @@ TOKEN_PATTERNS: tuple[TokenPattern, ...] = (
             r"(?<![A-Za-z0-9])(?:gh[pousr]_[A-Za-z0-9_]{16,}+|github_pat_[A-Za-z0-9_]{22,}+)"
         ),
     ),
-    # GitLab personal access and runner authentication tokens
+    # GitLab tokens by their documented prefixes: personal/project/group access (glpat-),
+    # runner authentication (glrt-), deploy (gldt-), pipeline trigger (glptt-), feed
+    # (glft-), CI job (glcbt-), incoming mail (glimt-), feature-flag client (glffct-),
+    # OAuth application secret (gloas-), SCIM OAuth (glsoat-) and agent (glagent-) tokens
     # (docs.gitlab.com/security/tokens/#token-prefixes).
-    TokenPattern("gitlab", ("glpat-", "glrt-"), re.compile(r"gl(?:pat|rt)-[A-Za-z0-9_-]{20,}+")),
+    # Eleven prefixes would be eleven scans of the text: the engine finds ``gl`` instead.
+    TokenPattern(
+        "gitlab",
+        ("gl",),
+        re.compile(
+            r"gl(?<![A-Za-z0-9_-]gl)(?:pat|rt|dt|ptt|ft|cbt|imt|ffct|oas|soat|agent)-"
+            r"[A-Za-z0-9_-]{20,}+"
+        ),
+        regex_scan=True,
+    ),
     # Hugging Face user (``hf_``) and organization (``api_org_``) tokens.
     TokenPattern(
         "huggingface",
@@ -116,7 +154,18 @@ TOKEN_PATTERNS: tuple[TokenPattern, ...] = (
         re.compile(r"(?<![A-Za-z0-9])(?:hf_|api_org_)[A-Za-z0-9]{30,}+"),
     ),
     TokenPattern("npm", ("npm_",), re.compile(r"(?<![A-Za-z0-9])npm_[A-Za-z0-9]{36,}+")),
-    TokenPattern("slack", ("xox",), re.compile(r"(?<![A-Za-z0-9])xox[abeprs]-[A-Za-z0-9-]{10,}+")),
+    # Slack bot, user, app, refresh and session tokens (``xox?-``), and app-level tokens
+    # ``xapp-<n>-A<app id>-<number>-<64 hex>`` (api.slack.com/authentication/token-types);
+    # one scan by the engine for ``x`` costs less than one for each prefix.
+    TokenPattern(
+        "slack",
+        ("x",),
+        re.compile(
+            r"x(?<![A-Za-z0-9]x)(?:ox[abeprs]-[A-Za-z0-9-]{10,}+"
+            r"|app-[0-9]-[A-Z0-9]{8,14}-[0-9]{8,16}-[a-f0-9]{40,80}(?![A-Za-z0-9]))"
+        ),
+        regex_scan=True,
+    ),
     TokenPattern(
         "aws-access-key-id",
         ("AKIA", "ASIA"),
@@ -138,11 +187,13 @@ TOKEN_PATTERNS: tuple[TokenPattern, ...] = (
         re.compile(r"(?<![A-Za-z0-9_-])SG\.[A-Za-z0-9_-]{16,32}\.[A-Za-z0-9_-]{16,64}"),
     ),
     # Twilio API key SID: ``SK`` + 32 hex digits, pattern ``^SK[0-9a-fA-F]{32}$``
-    # (twilio.com/docs/iam/api-keys/key-resource-v1). Account SIDs (``AC``) are not secret.
+    # (twilio.com/docs/iam/api-keys/key-resource-v1), and the key's secret (32 base62)
+    # when it follows as ``SID:secret``, the HTTP Basic pair Twilio's API takes
+    # (twilio.com/docs/iam/api-keys). Account SIDs (``AC``) are not secret.
     TokenPattern(
         "twilio",
         ("SK",),
-        re.compile(r"(?<![A-Za-z0-9])SK[0-9a-fA-F]{32}(?![A-Za-z0-9])"),
+        re.compile(r"(?<![A-Za-z0-9])SK[0-9a-fA-F]{32}(?::[A-Za-z0-9]{32})?(?![A-Za-z0-9])"),
     ),
     # Mailgun private API key, ``key-`` + 32 hex (older accounts), and the current
     # ``<32 hex>-<8 hex>-<8 hex>`` form. ``pubkey-`` is the public validation key.
@@ -157,6 +208,7 @@ TOKEN_PATTERNS: tuple[TokenPattern, ...] = (
         re.compile(r"(?<![0-9A-Za-z-])[0-9a-f]{32}-[0-9a-f]{8}-[0-9a-f]{8}(?![0-9A-Za-z-])"),
         lead="0123456789abcdef",
         lead_max=32,
+        lead_min=32,
     ),
     # DigitalOcean: ``dop_v1_`` personal, ``doo_v1_`` OAuth, ``dor_v1_`` refresh tokens,
     # each + 64 hex (docs.digitalocean.com/notes/2022/api-token-format).
@@ -178,6 +230,7 @@ TOKEN_PATTERNS: tuple[TokenPattern, ...] = (
         ),
         lead="0123456789",
         lead_max=10,
+        lead_min=6,
     ),
     # Discord bot token: base64 user id . base64 timestamp (6 chars) . HMAC (27 chars,
     # 38 since 2022), as documented by discord.py (docs/token.rst). The id part is
@@ -192,6 +245,7 @@ TOKEN_PATTERNS: tuple[TokenPattern, ...] = (
         check=_discord_user_id,
         lead=_B64URL,
         lead_max=28,
+        lead_min=23,
     ),
     # PyPI API token: ``pypi-`` + a base64url macaroon whose serialisation starts "Ag"
     # (``AgEIcHlwaS5vcmc`` names pypi.org, ``AgENdGVzdC5weXBp`` test.pypi.org); ~180 chars
@@ -262,6 +316,7 @@ TOKEN_PATTERNS: tuple[TokenPattern, ...] = (
         re.compile(r"(?<![0-9A-Za-z-])[0-9a-f]{32}-us[0-9]{1,2}(?![0-9A-Za-z-])"),
         lead="0123456789abcdef",
         lead_max=32,
+        lead_min=32,
     ),
     # Square: production access tokens ``EAAA`` + 60 base64url, OAuth secrets and older
     # tokens ``sq0atp-``/``sq0csp-`` + 22-43 characters
@@ -307,6 +362,7 @@ TOKEN_PATTERNS: tuple[TokenPattern, ...] = (
         re.compile(r"(?<![A-Za-z0-9_.-])[A-Za-z0-9]{14}\.atlasv1\.[A-Za-z0-9_-]{60,}+"),
         lead=_B62,
         lead_max=14,
+        lead_min=14,
     ),
     # Airtable personal access tokens: ``pat`` + 14 base62 + ``.`` + 64 hex
     # (airtable.com/developers/web/guides/personal-access-tokens).
@@ -394,6 +450,7 @@ TOKEN_PATTERNS: tuple[TokenPattern, ...] = (
         re.compile(r"(?<![A-Za-z0-9_-])AAAA[A-Za-z0-9_-]{7}:APA91b[A-Za-z0-9_-]{100,}+"),
         lead=_B64URL,
         lead_max=11,
+        lead_min=11,
     ),
     # Discord webhook URLs carry their secret in the path: ``/api/webhooks/<id>/<token>``
     # (discord.com/developers/docs/resources/webhook).
@@ -438,5 +495,77 @@ TOKEN_PATTERNS: tuple[TokenPattern, ...] = (
         ),
         lead=_UPPER_DIGITS,
         lead_max=13,
+        lead_min=9,
+    ),
+    # Firecrawl API keys, ``fc-`` + 32 hex (docs.firecrawl.dev, "fc-YOUR_API_KEY"); the
+    # generic rule leaves ``fc`` to OpenAI's function-call ids (``fc_`` + 48 or more).
+    TokenPattern(
+        "firecrawl",
+        ("fc-",),
+        re.compile(r"(?<![A-Za-z0-9_-])fc-[0-9a-f]{32}(?![A-Za-z0-9_-])"),
+    ),
+    # Browserbase API keys, ``bb_live_`` + base64url (docs.browserbase.com, "API key").
+    TokenPattern(
+        "browserbase",
+        ("bb_live_",),
+        re.compile(r"(?<![A-Za-z0-9_])bb_live_[A-Za-z0-9_-]{20,}+"),
+    ),
+    # HubSpot private app access tokens, ``pat-<region>-`` + a UUID (``pat-na1-``,
+    # ``pat-eu1-``; developers.hubspot.com/docs/api/private-apps).
+    TokenPattern(
+        "hubspot",
+        ("pat-",),
+        re.compile(rf"(?<![A-Za-z0-9_-])pat-[a-z]{{2}}[0-9]{{1,2}}-{_UUID}(?![A-Za-z0-9_-])"),
+    ),
+    # NuGet API keys: ``oy2`` + 43 characters of lowercase base32, 46 in all (nuget.org
+    # "Scoped API keys"; GitGuardian lists the prefix). A random base32 body has digits.
+    TokenPattern(
+        "nuget",
+        ("oy2",),
+        re.compile(r"(?<![A-Za-z0-9])oy2[a-z2-7]{43}(?![A-Za-z0-9])"),
+        check=_digits_at_least(2, 3),
+    ),
+    # MailerSend API tokens, ``mlsn.`` + 64 hex (developers.mailersend.com, "API token").
+    TokenPattern(
+        "mailersend",
+        ("mlsn.",),
+        re.compile(r"(?<![A-Za-z0-9_.-])mlsn\.[0-9a-f]{64}(?![A-Za-z0-9])"),
+    ),
+    # Flutterwave secret keys ``FLWSECK-`` / ``FLWSECK_TEST-`` + 32 characters + ``-X``, and
+    # encryption keys ``FLWSECK_TEST`` / ``FLWSECK`` + 12 hex (developer.flutterwave.com,
+    # "Authentication": API keys). ``FLWPUBK`` public keys are left.
+    TokenPattern(
+        "flutterwave",
+        ("FLWSECK",),
+        re.compile(
+            r"(?<![A-Za-z0-9_-])FLWSECK(?:_TEST)?(?:-[A-Za-z0-9]{32}-X|[0-9a-f]{12})"
+            r"(?![A-Za-z0-9_-])"
+        ),
+    ),
+    # Dynatrace tokens: a prefix (``dt0c01`` API tokens, ``dt0s01``/``dt0s16`` ... platform
+    # and OAuth tokens), ``.``, a 24-character public portion, ``.``, a 64-character secret
+    # portion (docs.dynatrace.com, "Access tokens": token format).
+    TokenPattern(
+        "dynatrace",
+        ("dt0",),
+        re.compile(
+            r"(?<![A-Za-z0-9_.-])dt0[a-z][0-9]{2}\.[A-Z0-9]{24}\.[A-Z0-9]{64}(?![A-Za-z0-9])"
+        ),
+    ),
+    # X (Twitter) app-only bearer tokens: a run of ``A`` (about 21), then URL-encoded base64
+    # with a ``%3D`` inside, ~110 characters (developer.x.com, OAuth 2.0 bearer tokens).
+    TokenPattern(
+        "twitter-bearer",
+        ("A" * 20,),
+        re.compile(r"(?<![A-Za-z0-9%+/=])A{20,24}[A-Za-z0-9%]{50,160}+(?![A-Za-z0-9%+/=])"),
+        check=_url_encoded,
+    ),
+    # DigitalOcean Spaces access keys, ``DO00`` + 16 capitals and digits (the key half of a
+    # Spaces key pair; docs.digitalocean.com/products/spaces/how-to/manage-access).
+    TokenPattern(
+        "digitalocean-spaces",
+        ("DO00",),
+        re.compile(r"(?<![A-Za-z0-9])DO00[A-Z0-9]{16}(?![A-Za-z0-9])"),
+        check=lambda m: sum(c.isalpha() for c in m.group(0)[4:]) >= 4,
     ),
 )

@@ -26,6 +26,7 @@ __all__ = [
     "mask_values",
     "redact_continuations",
     "removed_value",
+    "removed_values",
     "worth_carrying",
 ]
 
@@ -46,6 +47,29 @@ def removed_value(old: str, new: str) -> str | None:
     if len(head) + len(tail) > len(old) or not old.startswith(head) or not old.endswith(tail):
         return None
     return old[len(head) : len(old) - len(tail)] or None
+
+
+def removed_values(old: str, new: str) -> list[str]:
+    """Every value a rewrite removed, for a rewrite that left several markers (each cookie
+    of a ``Cookie:`` header): ``old`` read against the text ``new`` kept between them.
+    A value is the shortest stretch of ``old`` that reaches the next kept piece."""
+    kept = new.split(REDACTED)
+    if len(kept) <= 2:
+        value = removed_value(old, new)
+        return [value] if value else []
+    if not old.startswith(kept[0]) or not old.endswith(kept[-1]):
+        return []
+    values: list[str] = []
+    at, stop = len(kept[0]), len(old) - len(kept[-1])
+    for piece in kept[1:-1]:
+        end = old.find(piece, at + 1, stop) if piece else -1
+        if end < 0:
+            return values  # two markers side by side: where one value ends is unknown
+        values.append(old[at:end])
+        at = end + len(piece)
+    if stop > at:
+        values.append(old[at:stop])
+    return values
 
 
 @functools.lru_cache(maxsize=4096)
