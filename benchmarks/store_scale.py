@@ -799,6 +799,7 @@ def report_inserts(
             "longest_locked_checkpoint_ms": st.longest_locked_checkpoint_seconds * 1000,
             "checkpoint_s": st.checkpoint_seconds,
             "errors": st.errors,
+            "shared_merges": st.shared_merges,
         }
         print(
             f"background upkeep during inserts (a thread, beside both sides): "
@@ -806,7 +807,8 @@ def report_inserts(
             f"longest {st.longest_step_seconds * 1000:.1f} ms; {st.checkpoints} checkpoints "
             f"({st.locked_checkpoints} under the lock, longest "
             f"{st.longest_locked_checkpoint_seconds * 1000:.1f} ms), {st.checkpoint_seconds:.1f} s; "
-            f"errors {st.errors}"
+            f"errors {st.errors}; bulk appends that also merged (thread behind): "
+            f"{st.shared_merges}"
         )
         t0 = time.perf_counter()
         drained = store.upkeep.wait_idle(3600)

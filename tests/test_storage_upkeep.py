@@ -175,7 +175,40 @@ def test_a_raised_bound_left_by_a_killed_process_is_put_back(tmp_path: Path) -> 
         assert _crisis(store) == [IDLE_CRISIS_MERGE] * 2
 
 
+def test_bulk_appends_merge_too_only_while_the_thread_is_behind(tmp_path: Path) -> None:
+    # The thread sleeps until told (no idle wake-ups), so the test alone decides "behind".
+    policy = UpkeepPolicy(
+        start_after_writes=1, bulk_messages=10, idle_seconds=3600, wake_every_writes=10_000
+    )
+    with SessionStore(tmp_path / "s.db", upkeep_policy=policy) as store:
+        sid = store.create_session()
+        upkeep = store.upkeep
+        assert upkeep is not None and upkeep.wait_idle(30)
+        assert not upkeep.behind
+
+        def bulk(n: int, start: int) -> None:
+            store.append_messages(
+                sid,
+                [{"role": "user", "content": f"bulk deploy note {start + i}"} for i in range(n)],
+            )
+
+        bulk(20, 0)
+        assert upkeep.stats.shared_merges == 0  # not behind: the thread merges alone
+        # Behind: merging without a break for longer than behind_seconds.
+        upkeep._busy_since = time.monotonic() - policy.behind_seconds - 1
+        assert upkeep.behind
+        bulk(9, 100)  # under bulk_messages: a turn never pays
+        store.append_message(sid, "user", "one more deploy turn")
+        assert upkeep.stats.shared_merges == 0
+        bulk(20, 200)
+        assert upkeep.stats.shared_merges == 1
+        assert store.verify() == []
+        assert len(store.search_messages("deploy", limit=100)) == 50
+
+
 def test_policy_rejects_nonsense() -> None:
+    with pytest.raises(ValueError):
+        UpkeepPolicy(bulk_messages=1)
     with pytest.raises(ValueError):
         UpkeepPolicy(crisis_segments=8)
     with pytest.raises(ValueError):
