@@ -31,8 +31,8 @@ long-lived store does it itself, in a daemon thread owned by
 * a writer that outpaces the thread pays for merging: once the thread has merged without
   a break for :attr:`UpkeepPolicy.behind_seconds`, each append of
   :attr:`UpkeepPolicy.bulk_messages` or more messages also merges, in its own
-  transaction, about twice the index pages it wrote (:meth:`BackgroundUpkeep.share_merging`,
-  what FTS5's automerge would have done). Single appends never do. Without it the levels
+  transaction, about as many index pages as it wrote (:meth:`BackgroundUpkeep.share_merging`;
+  FTS5's automerge would do that once per index level). Single appends never do. Without it the levels
   grow to hundreds of segments under a bulk import, and a merge step's cost grows with
   the segments it reads (12 ms for 32 pages over 16 segments, 51 ms over 200), which an
   append then waits for;
@@ -168,12 +168,13 @@ class BackgroundUpkeep:
 
     def share_merging(self, con: apsw.Connection, messages: int, text_chars: int) -> None:
         """Inside an append's transaction: when the append is bulk and the thread is
-        behind, merge about twice the index pages the append wrote (FTS5's word index
+        behind, merge about as many index pages as the append wrote (FTS5's word index
         takes about 0.45x the text, in pages of about 4 KB), at least one step. The thread
-        still does the rest."""
+        still does the rest. (Two and four times that, tried at 1,000,000 messages, gave
+        no fewer stalls; docs/benchmarks.md.)"""
         if messages < self.policy.bulk_messages or not self.running or not self.behind:
             return
-        pages = max(self.policy.step_pages, text_chars // 4096)
+        pages = max(self.policy.step_pages, text_chars // 8192)
         for table in self._tables:
             merge_step(con, table=table, pages=pages)
         self.stats.shared_merges += 1
