@@ -27,6 +27,7 @@ import base64
 import platform
 import random
 import string
+from collections.abc import Callable
 from dataclasses import dataclass
 
 from palimpsest.safety.redact import redact
@@ -572,12 +573,18 @@ def report(probe: str, results: dict[str, tuple[int, int, int, int]], per_kind: 
     print(f"leaking: {', '.join(kinds_leaking) or 'none'}")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def run_probe(probe: str, probe_cases: Callable[[], list[Case]], doc: str) -> None:
+    """A probe script's command line (``[--per-kind]``; ``doc``'s first line is its
+    description): measure the probe's cases and print the report."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--per-kind", action="store_true")
     args = parser.parse_args()
     print(f"python {platform.python_version()}, {platform.machine()}")
-    report("C", measure(), args.per_kind)
+    report(probe, measure(of=probe_cases()), args.per_kind)
+
+
+def main() -> None:
+    run_probe("C", cases, __doc__)
 
 
 if __name__ == "__main__":

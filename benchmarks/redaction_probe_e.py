@@ -33,12 +33,10 @@ Run: ``python benchmarks/redaction_probe_e.py [--per-kind]``
 
 from __future__ import annotations
 
-import argparse
 import base64
-import platform
 import string
 
-from redaction_probe_c import Case, Draw, _token, measure, report
+from redaction_probe_c import Case, Draw, _token, run_probe
 
 _B62 = string.ascii_letters + string.digits
 _B64URL = _B62 + "-_"
@@ -429,11 +427,7 @@ def cases(seed: int = 27182) -> list[Case]:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--per-kind", action="store_true")
-    args = parser.parse_args()
-    print(f"python {platform.python_version()}, {platform.machine()}")
-    report("E", measure(of=cases()), args.per_kind)
+    run_probe("E", cases, __doc__)
 
 
 if __name__ == "__main__":

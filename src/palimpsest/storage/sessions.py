@@ -302,12 +302,11 @@ class SessionStore(StoreCommon):
         ]
         tool_calls = sum(count_tool_calls(m) for m in batch)
         upkeep = self._upkeep
-        chars = sum(len(row["content"] or "") for row in encoded) if upkeep else 0
 
         def insert(con: apsw.Connection) -> list[int]:
             ids = insert_messages(con, session_id, encoded, tool_calls)
             if upkeep is not None:
-                upkeep.share_merging(con, len(encoded), chars)
+                upkeep.share_merging(con, encoded)
             return ids
 
         return self._db.write(insert)

@@ -31,9 +31,10 @@ long-lived store does it itself, in a daemon thread owned by
 * a writer that outpaces the thread pays for merging: once the thread has merged without
   a break for :attr:`UpkeepPolicy.behind_seconds`, each append of
   :attr:`UpkeepPolicy.bulk_messages` or more messages also merges, in its own
-  transaction, about as many index pages as it wrote (:meth:`BackgroundUpkeep.share_merging`;
-  FTS5's automerge would do that once per index level). Single appends never do. Without it the levels
-  grow to hundreds of segments under a bulk import, and a merge step's cost grows with
+  transaction, about as many index pages as it wrote
+  (:meth:`BackgroundUpkeep.share_merging`; FTS5's automerge would do that once per index
+  level). Single appends never do. Without it the levels grow to hundreds of segments
+  under a bulk import, and a merge step's cost grows with
   the segments it reads (12 ms for 32 pages over 16 segments, 51 ms over 200), which an
   append then waits for;
 * it stops (and the autocheckpoint comes back) when the store closes.
@@ -49,9 +50,10 @@ import logging
 import os
 import threading
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import partial
+from typing import Any
 
 import apsw
 
@@ -166,15 +168,16 @@ class BackgroundUpkeep:
         since = self._busy_since
         return since is not None and time.monotonic() - since >= self.policy.behind_seconds
 
-    def share_merging(self, con: apsw.Connection, messages: int, text_chars: int) -> None:
-        """Inside an append's transaction: when the append is bulk and the thread is
-        behind, merge about as many index pages as the append wrote (FTS5's word index
-        takes about 0.45x the text, in pages of about 4 KB), at least one step. The thread
-        still does the rest. (Two and four times that, tried at 1,000,000 messages, gave
-        no fewer stalls; docs/benchmarks.md.)"""
-        if messages < self.policy.bulk_messages or not self.running or not self.behind:
+    def share_merging(self, con: apsw.Connection, rows: Sequence[Mapping[str, Any]]) -> None:
+        """Inside an append's transaction, given the message rows it wrote: when the append
+        is bulk and the thread is behind, merge about as many index pages as the append
+        wrote (FTS5's word index takes about 0.45x the text, in pages of about 4 KB), at
+        least one step. The thread still does the rest. (Two and four times that, tried
+        at 1,000,000 messages, gave no fewer stalls; docs/benchmarks.md.)"""
+        if len(rows) < self.policy.bulk_messages or not self.running or not self.behind:
             return
-        pages = max(self.policy.step_pages, text_chars // 8192)
+        chars = sum(len(row.get("content") or "") for row in rows)
+        pages = max(self.policy.step_pages, chars // 8192)
         for table in self._tables:
             merge_step(con, table=table, pages=pages)
         self.stats.shared_merges += 1
@@ -261,7 +264,7 @@ class BackgroundUpkeep:
             while not self._stop.is_set():
                 try:
                     self._checkpoint(side)
-                    merged = self._merge(self._tables)
+                    merged = self._merge()
                     merged = self._run_tasks() or merged
                 except (StorageError, apsw.Error):
                     self.stats.errors += 1
@@ -308,10 +311,10 @@ class BackgroundUpkeep:
 
         self.db.write(store)
 
-    def _merge(self, tables: list[str]) -> bool:
+    def _merge(self) -> bool:
         """One bounded merge step per index that has work; True when any merged."""
         merged = False
-        for table in tables:
+        for table in self._tables:
             if self._stop.is_set():
                 break
             started = time.perf_counter()
