@@ -52,6 +52,8 @@ def test_a_password_on_a_command_line_is_redacted(text: str) -> None:
         "openssl pkcs12 -passin file:/run/secrets/p12pass -in c.p12",
         "keytool -list -storepass:env STOREPASS",
         "gzip --pass 2 data.txt",
+        "the module's `forward`-pass to the action logits",
+        "keytool -list -storepass changeit",
         "zip -r out.zip dir",
         "msbuild app.sln /p:Configuration=Release",
         "net use Z: \\\\fs01\\share /user:ACME\\svc_backup /persistent:yes",

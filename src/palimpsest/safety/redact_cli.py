@@ -99,7 +99,7 @@ PROGRAM_FLAG = re.compile(
 """A program and, later on its command line, its password flag and the value."""
 
 LONG_FLAG = re.compile(
-    r"(?P<head>-(?<![\w-]-)(?:(?:[A-Za-z][A-Za-z0-9_-]{0,30}?)?"
+    r"(?P<head>-(?<![^\s\"'=]-)(?:(?:[A-Za-z][A-Za-z0-9_-]{0,30}?)?"
     r"(?:password|passwd|passphrase|pass|pwd|token|secret|apikey)"
     r"|-(?:[A-Za-z0-9]+[_-])*(?:pass|pw))"
     r"(?![A-Za-z0-9_-])(?:[ \t]+|=)(?:pass:)?)" + _VALUE
@@ -156,7 +156,8 @@ def cli_value_replacement(match: re.Match[str]) -> str:
     A ``--pass``/``--pw`` value must look like a password (letters with digits or
     symbols, 6+ characters): ``--pass 2`` is a count."""
     head = match.group("head")
-    strict = head.lstrip().startswith("--")
+    flag = head.split()[0].split("=")[0].lower() if head.strip() else ""
+    strict = flag.startswith("--") or flag.endswith(("pass", "pw"))
     quoted, bare = match.group("quoted"), match.group("bare")
     if quoted is not None:
         if not _worth_hiding(quoted[1:-1], strict):
