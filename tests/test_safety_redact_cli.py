@@ -3,11 +3,16 @@ take one, single-dash long flags, Windows switches, and user-and-password argume
 
 from __future__ import annotations
 
+import re
+import re._parser as parser  # the widths of the program names' patterns
+import string
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
 from palimpsest.safety.redact import REDACTED, redact
+from palimpsest.safety.redact_cli import _PROGRAM_FLAGS, PROGRAM_NEAR, PROGRAM_REACH
 
 PW = "w9wPumU5kvPY6n40"
 
@@ -70,3 +75,26 @@ def test_command_lines_without_a_password_are_left(text: str) -> None:
 def test_a_short_flag_of_a_program_not_taking_a_password_is_left(flag: str, number: int) -> None:
     text = f"curl -s {flag} {number} https://example.com"
     assert redact(text) == text
+
+
+def test_every_program_flag_is_near_its_trigger_and_within_reach() -> None:
+    """Program names are looked for only within PROGRAM_REACH characters before a match of
+    PROGRAM_NEAR: every flag must start with one, every name be short enough."""
+    for program, flag in _PROGRAM_FLAGS:
+        assert parser.parse(program).getwidth()[1] + 200 + 1 <= PROGRAM_REACH
+        for char in string.ascii_letters:
+            if re.match(flag, f"-{char}w"):
+                assert PROGRAM_NEAR.match(f" -{char}", 1), (flag, char)
+
+
+@pytest.mark.parametrize("gap", [0, 150, 198, 199, 200, 260])
+@pytest.mark.parametrize(
+    ("program", "flag"), [("mosquitto_pub", "-P"), ("ldapsearch", "-w"), ("7z x", "-p")]
+)
+def test_a_program_flag_far_after_the_name(gap: int, program: str, flag: str) -> None:
+    """Up to 200 characters between the name and the flag's space the value goes, past them
+    it stays (the flag trigger's reach covers the longest name and the whole gap)."""
+    text = f"{program} {'a' * gap} {flag} {PW}"
+    assert (PW not in redact(text)) == (
+        len(text) - len(f" {flag} {PW}") - len(program.split()[0]) <= 200
+    )

@@ -46,6 +46,8 @@ from .redact_cli import (
     PROGRAM_ANCHORS,
     PROGRAM_FLAG,
     PROGRAM_LEAD,
+    PROGRAM_NEAR,
+    PROGRAM_REACH,
     WINDOWS_ANCHORS,
     WINDOWS_SWITCH,
     cli_value_replacement,
@@ -262,7 +264,15 @@ _PASSES: tuple[_Pass, ...] = (
     _Pass(("mysql", "mariadb"), MYSQL_PASSWORD, _paired_replacement),
     _Pass(("sshpass",), SSHPASS, quoted_replacement),
     # command lines, markup and name/value pairs (safety/redact_cli.py, redact_markup.py)
-    _Pass(PROGRAM_ANCHORS, PROGRAM_FLAG, cli_value_replacement, lead=PROGRAM_LEAD, lead_max=12),
+    _Pass(
+        PROGRAM_ANCHORS,
+        PROGRAM_FLAG,
+        cli_value_replacement,
+        lead=PROGRAM_LEAD,
+        lead_max=12,
+        near=PROGRAM_NEAR,
+        near_reach=PROGRAM_REACH,
+    ),
     _Pass(("-",), LONG_FLAG, cli_value_replacement, ignore_case=True, regex_scan=True),
     _Pass(WINDOWS_ANCHORS, WINDOWS_SWITCH, cli_value_replacement, ignore_case=True),
     _Pass(

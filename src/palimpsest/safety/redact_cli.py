@@ -39,6 +39,8 @@ __all__ = [
     "PROGRAM_ANCHORS",
     "PROGRAM_FLAG",
     "PROGRAM_LEAD",
+    "PROGRAM_NEAR",
+    "PROGRAM_REACH",
     "WINDOWS_ANCHORS",
     "WINDOWS_SWITCH",
     "cli_value_replacement",
@@ -123,6 +125,14 @@ PROGRAM_ANCHORS = (
 """Pieces of :data:`PROGRAM_FLAG`'s programs' names; a match is tried from the start of
 the name around each (:data:`PROGRAM_LEAD`)."""
 PROGRAM_LEAD = "abcdefghijklmnopqrstuvwxyz0123456789-_"
+PROGRAM_NEAR = re.compile(r"-(?<=[ \t]-)[AXPakpw]")
+"""The start of every password flag of :data:`_PROGRAM_FLAGS` after its space (a literal
+first character, so the regex engine scans for it in C), which a match of
+:data:`PROGRAM_FLAG` holds at most :data:`PROGRAM_REACH` characters after its start: the
+program names are looked for only before one (a text without a flag skips the pass)."""
+PROGRAM_REACH = 256
+"""The longest program name (13 characters, ``mosquitto_pub``), the 200 characters allowed
+before its flag and the space before the flag's dash, rounded up."""
 COMBINED_ANCHORS = (
     "smb", "rpcclient", "crackmapexec", "nxc", "net", "sql", "expdp", "impdp", "rman", "dgmgrl",
 )  # fmt: skip
