@@ -173,3 +173,57 @@ def test_a_service_account_private_key_id_is_redacted(text: str) -> None:
 def test_a_private_key_id_outside_a_service_account_file_is_left() -> None:
     text = f'{{"kid": "k1", "private_key_id": "{KEY_ID}", "alg": "RS256"}}'
     assert redact(text) == text
+
+
+_HEX_LINES = "\n".join(
+    "".join("0123456789abcdef"[(i * 7 + j * 13) % 16] for j in range(32)) for i in range(4)
+)
+
+
+@pytest.mark.parametrize(
+    "label", ["OpenVPN Static key V1", "WireGuard PRIVATE KEY", "ACME SECRET", "VAULT TOKEN"]
+)
+def test_a_pem_style_block_with_a_secret_label_loses_its_body(label: str) -> None:
+    text = f"<tls-auth>\n-----BEGIN {label}-----\n{_HEX_LINES}\n-----END {label}-----\n</tls-auth>"
+    out = redact(text)
+    assert _HEX_LINES.splitlines()[1] not in out and REDACTED in out
+    assert f"-----BEGIN {label}-----" in out and f"-----END {label}-----" in out
+
+
+@pytest.mark.parametrize(
+    "label", ["CERTIFICATE", "PUBLIC KEY", "RSA PUBLIC KEY", "PGP SIGNATURE", "DH PARAMETERS"]
+)
+def test_a_pem_style_block_of_a_public_object_is_left(label: str) -> None:
+    text = f"-----BEGIN {label}-----\n{_HEX_LINES}\n-----END {label}-----"
+    assert redact(text) == text
+
+
+BCRYPT = "XDxD7HGzwf89XEb1uGW1IVFJrGyny2xUbRvPvvNlaOADmXACGVLvO"
+
+
+@pytest.mark.parametrize(
+    ("text", "head"),
+    [
+        (f"admin:$2y$10${BCRYPT}", "$2y$10$"),
+        (f"| admin | `$2b$12${BCRYPT}` |", "$2b$12$"),
+        ("root:$6$rounds=5000$saltsalt$" + BCRYPT + ":19000:0:99999:7:::", "$6$rounds=5000$"),
+        ("monitor:$apr1$me5BPPIf$mO70B7TTecIxiSJwMe7vVw", "$apr1$me5BPPIf$"),
+        ("$argon2id$v=19$m=65536,t=3,p=4$c29tZXNhbHQ$" + BCRYPT[:43], "$argon2id$v=19$"),
+    ],
+)
+def test_a_password_hash_loses_salt_and_hash_and_keeps_its_algorithm(text: str, head: str) -> None:
+    out = redact(text)
+    assert BCRYPT[:16] not in out and "mO70B7TTecIxiSJw" not in out
+    assert head in out and REDACTED in out
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "price: $2$10$ each",
+        "echo $1$HOME$PATH",
+        "the cost went from $5$ to $6$ per seat",
+    ],
+)
+def test_dollar_signs_that_are_no_password_hash_are_left(text: str) -> None:
+    assert redact(text) == text

@@ -104,3 +104,37 @@ def test_what_else_follows_a_name_and_a_colon_is_left(text: str) -> None:
 )
 def test_what_a_labelled_value_must_look_like(value: str, secret: bool) -> None:
     assert labelled_secret(value) is secret
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        "8eTNyv.VB_RTg:_a34jnqckMJ0X67tl856UNCmFvbkTsNCxtpB_rgNvNN",
+        "prod:tidy-heron-021|eyJ2MiI6IhHVujLMc9TiAvSm09woolEv_YthXG8niLfv0MQ",
+        "access_token$production$ctb11mgz0wlutcgh$0ee0a79bcec3f126fec4e595eea5a35c",
+        "pat.qH4QFFfTjMTGuuzJU89-Fo.6f8b9df130c0d4542e002b0c.lOkBZWmlSkaZEVOepXCQ",
+        "0.322a51a9-b384-4d3d-7e65-66318b410d01.91lVimtknAing2ESrgPifJ:SdRth6eIVCO14/kHKOGpjw==",
+    ],
+)
+def test_labelled_values_may_hold_colons_dollars_and_bars(value: str) -> None:
+    out = redact(f"here is the new access token you asked for: {value}")
+    assert out.endswith(REDACTED)
+
+
+@pytest.mark.parametrize("kind", ["SDK", "server", "license", "webhook", "project"])
+def test_a_key_of_any_credential_kind_labels_its_value(kind: str) -> None:
+    value = "sdk-71f9028e-5d4c-26b7-c374-bb1d3c675c28"
+    assert redact(f"the new {kind} key you asked for: {value}").endswith(REDACTED)
+
+
+@pytest.mark.parametrize(
+    "text",
+    [
+        "the cache entry for this user key, see: ab:12:cd",
+        "the token endpoint host: api.example.com:8443",
+        "the API key was saved at: 12:30:45",
+        "the secret lives in: settings.PaymentGateway",
+    ],
+)
+def test_labelled_colons_times_and_names_are_left(text: str) -> None:
+    assert redact(text) == text

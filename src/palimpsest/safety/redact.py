@@ -25,8 +25,7 @@ Measured against detect-secrets in docs/benchmarks.md ("Secret redaction").
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterable, Mapping
-from dataclasses import dataclass
+from collections.abc import Iterable, Mapping
 from typing import Any
 
 from .redact_bare import (
@@ -40,26 +39,57 @@ from .redact_bare import (
     random_run_replacement,
 )
 from .redact_blocks import on_escaped_lines, redact_blocks
+from .redact_cli import (
+    COMBINED_ANCHORS,
+    COMBINED_ARGUMENT,
+    LONG_FLAG,
+    PROGRAM_ANCHORS,
+    PROGRAM_FLAG,
+    PROGRAM_LEAD,
+    PROGRAM_NEAR,
+    PROGRAM_REACH,
+    WINDOWS_ANCHORS,
+    WINDOWS_SWITCH,
+    cli_value_replacement,
+    combined_replacement,
+)
 from .redact_decode import redact_encoded
 from .redact_formats import (
     BASIC_CREDENTIAL,
     COOKIE_HEADER,
+    CRYPT_HASH,
     NETRC_PASSWORD,
     PGPASS_LINE,
     PGPASS_SEEK,
     PUTTY_PRIVATE_LINES,
+    SECRET_ARMOUR,
     SERVICE_ACCOUNT_KEY_ID,
     SSH2_PRIVATE_KEY,
+    armour_replacement,
     basic_replacement,
     cookie_replacement,
+    crypt_hash_replacement,
     kept_head_replacement,
     pgpass_replacement,
     service_account_key_id_replacement,
 )
 from .redact_generic import GENERIC_ANCHORS, GENERIC_TOKEN, generic_replacement
 from .redact_labels import LABEL_ANCHORS, LABELLED, LABELLED_PAT, labelled_replacement
+from .redact_markup import (
+    ELEMENT,
+    NAME_VALUE,
+    PAIR_TAG,
+    PLIST_KEY,
+    element_replacement,
+    name_value_replacement,
+    pair_tag_replacement,
+    plist_replacement,
+)
+from .redact_pass import Anchors as _Anchors
+from .redact_pass import Pass as _Pass
+from .redact_pass import Replacement
 from .redact_patterns import TOKEN_PATTERNS, TokenPattern
-from .redact_reuse import carried_values, mask_values, redact_continuations, removed_values
+from .redact_reuse import carried_values, mask_values, redact_continuations
 from .redact_values import (
     ASSIGNMENT,
     CLI_FLAG,
@@ -67,12 +97,17 @@ from .redact_values import (
     MYSQL_PASSWORD,
     PROSE,
     PROSE_ANCHORS,
+    PROSE_INTL,
+    PROSE_INTL_ANCHORS,
+    QUALIFIED_ANCHORS,
+    QUALIFIED_NAME,
     REDACTED,
     SECRET_KEY_NAME,
     SSHPASS,
     WEAK_ANCHORS,
     WEAK_ASSIGNMENT,
     assignment_replacement,
+    prose_intl_replacement,
     prose_replacement,
     quoted_replacement,
     weak_replacement,
@@ -135,130 +170,6 @@ _BEARER = re.compile(
     r"(\bbearer[ \t]+)(?=[A-Za-z0-9._~+/-]{0,200}?\d)[A-Za-z0-9._~+/-]{16,}+=*", re.IGNORECASE
 )
 
-Replacement = str | Callable[[re.Match[str]], str]
-
-
-class _Anchors:
-    """Where each anchor occurs in one text, found once for every pass that seeks it.
-
-    Several passes share anchors (``token``, ``secret``, ``pass``, ``key`` start names for
-    the assignment, weak-name, prose and labelled rules), and each ``str.find`` over a long
-    text costs about as much as a cheap pass; valid until a pass changes the text."""
-
-    __slots__ = ("_found",)
-
-    def __init__(self) -> None:
-        self._found: dict[tuple[bool, str], list[int]] = {}
-
-    def positions(self, haystack: str, anchor: str, lowered: bool) -> list[int]:
-        """Every offset of ``anchor`` in ``haystack`` (the lowered text when ``lowered``)."""
-        key = (lowered, anchor)
-        found = self._found.get(key)
-        if found is None:
-            found = []
-            index = haystack.find(anchor)
-            while index >= 0:
-                found.append(index)
-                index = haystack.find(anchor, index + 1)
-            self._found[key] = found
-        return found
-
-
-@dataclass(frozen=True)
-class _Pass:
-    """One pattern, the literals every match starts with, and how to rewrite a match.
-
-    Matching only at anchor positions (found with ``str.find``, which is far faster than
-    letting the regex engine try every offset) keeps each pass linear and cheap; a pass
-    whose anchors are absent costs one substring scan.
-    """
-
-    anchors: tuple[str, ...]
-    pattern: re.Pattern[str]
-    replacement: Replacement
-    ignore_case: bool = False
-    regex_scan: bool = False  # short, common anchors: let the regex engine scan in C
-    # A token whose anchor sits inside it (the ":" of a Telegram token): a match starts
-    # up to ``lead_max`` characters of ``lead`` before the anchor, at the run's beginning;
-    # an anchor with fewer than ``lead_min`` of them right before it starts no match.
-    lead: str = ""
-    lead_max: int = 0
-    lead_min: int = 0
-    # A format that fills a whole line (a ``.pgpass`` entry) and whose anchor is a short
-    # pattern, not a literal: each match of ``seek`` marks a line the pattern is tried at
-    # the start of (once an anchor is present at all).
-    seek: re.Pattern[str] | None = None
-
-    def apply(
-        self, text: str, lowered: str, found: list[str], anchors: _Anchors | None = None
-    ) -> str:
-        """``text`` with this pass's matches rewritten; each value removed goes to ``found``.
-        ``anchors``: where anchors were found in this same text by earlier passes."""
-        haystack = lowered if self.ignore_case else text
-        if self.regex_scan:
-            if not any(anchor in haystack for anchor in self.anchors):
-                return text
-            return self.pattern.sub(self._recording(found), text)
-        if self.ignore_case and len(lowered) != len(text):
-            # Unicode case folding changed lengths, so offsets would not line up.
-            return self.pattern.sub(self._recording(found), text)
-        starts: set[int] = set()
-        if self.seek is not None:
-            if any(anchor in haystack for anchor in self.anchors):
-                starts = {text.rfind("\n", 0, m.start()) + 1 for m in self.seek.finditer(text)}
-            return self._at(starts, text, found)
-        anchors = anchors or _Anchors()
-        for anchor in self.anchors:
-            at = anchors.positions(haystack, anchor, self.ignore_case)
-            if self.lead_max:
-                starts.update(
-                    self._run_start(text, index) for index in at if self._led(text, index)
-                )
-            else:
-                starts.update(at)
-        return self._at(starts, text, found)
-
-    def _at(self, starts: set[int], text: str, found: list[str]) -> str:
-        """``text`` with the pattern's matches at ``starts`` rewritten."""
-        if not starts:
-            return text
-        pieces: list[str] = []
-        done = 0
-        for start in sorted(starts):
-            if start < done:
-                continue
-            match = self.pattern.match(text, start)
-            if match is None:
-                continue
-            pieces.append(text[done:start])
-            pieces.append(self._rewrite(match, found))
-            done = match.end()
-        if not pieces:
-            return text
-        pieces.append(text[done:])
-        return "".join(pieces)
-
-    def _rewrite(self, match: re.Match[str], found: list[str]) -> str:
-        replacement = self.replacement
-        new = replacement(match) if callable(replacement) else match.expand(replacement)
-        found.extend(removed_values(match.group(0), new))
-        return new
-
-    def _recording(self, found: list[str]) -> Callable[[re.Match[str]], str]:
-        return lambda match: self._rewrite(match, found)
-
-    def _led(self, text: str, index: int) -> bool:
-        """``lead_min`` characters of ``lead`` right before ``index`` (``str.strip`` tells in
-        C: ``-`` and ``.`` are everywhere, tokens with 32 hex digits before them are not)."""
-        need = self.lead_min
-        return index >= need and not text[index - need : index].strip(self.lead)
-
-    def _run_start(self, text: str, index: int) -> int:
-        start, floor = index, max(0, index - self.lead_max)
-        while start > floor and text[start - 1] in self.lead:
-            start -= 1
-        return start
-
 
 def _private_key_replacement(match: re.Match[str]) -> str:
     return f"{match.group(1)}{REDACTED}{match.group(2) or ''}"
@@ -276,6 +187,9 @@ def _paired_replacement(match: re.Match[str]) -> str:
     template ``\\1[REDACTED]`` says, without ``Match.expand`` parsing it at every match."""
     return f"{match.group(1)}{REDACTED}"
 
+
+_CAPITALS = "ABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789_"
+"""What an environment variable's name is made of, before the secret's word in it."""
 
 _SHAPE_PASSES: tuple[tuple[str, _Pass], ...] = (
     *(
@@ -307,7 +221,13 @@ _BARE_PASS = _Pass(BARE_ANCHORS, BARE_TOKEN, bare_replacement, ignore_case=True,
 # Long random runs of both cases, and base64 keys of documented lengths, need no name.
 _RANDOM_PASS = _Pass(RUN_ANCHORS, RANDOM_RUN, random_run_replacement, regex_scan=True)
 _BASE64_KEY_PASS = _Pass(("+", "/"), BASE64_KEY, base64_key_replacement, regex_scan=True)
+# Formats recognised by their own armour: PEM-style blocks of any secret label, and
+# password hashes in the modular crypt format.
+_ARMOUR_PASS = _Pass(("-----BEGIN",), SECRET_ARMOUR, armour_replacement)
+_CRYPT_PASS = _Pass(("$",), CRYPT_HASH, crypt_hash_replacement, regex_scan=True)
 SHAPE_PASSES = (
+    ("armour", _ARMOUR_PASS),
+    ("crypt-hash", _CRYPT_PASS),
     *_SHAPE_PASSES,
     ("labelled", _LABELLED_PASS),
     ("labelled-pat", _LABELLED_PAT_PASS),
@@ -325,6 +245,8 @@ _PASSES: tuple[_Pass, ...] = (
     _Pass(("-----BEGIN",), _PRIVATE_KEY, _private_key_replacement),
     _Pass(("---- BEGIN SSH2",), SSH2_PRIVATE_KEY, kept_head_replacement),
     _Pass(("Private-Lines:",), PUTTY_PRIVATE_LINES, kept_head_replacement),
+    _ARMOUR_PASS,
+    _CRYPT_PASS,
     *(step for _, step in _SHAPE_PASSES),
     _Pass(("://",), _URL_CREDENTIALS, _paired_replacement),
     _Pass(("-u", "--user"), _USER_FLAG, _paired_replacement, regex_scan=True),
@@ -341,9 +263,30 @@ _PASSES: tuple[_Pass, ...] = (
     _Pass(("--",), CLI_FLAG, quoted_replacement, regex_scan=True),
     _Pass(("mysql", "mariadb"), MYSQL_PASSWORD, _paired_replacement),
     _Pass(("sshpass",), SSHPASS, quoted_replacement),
+    # command lines, markup and name/value pairs (safety/redact_cli.py, redact_markup.py)
+    _Pass(
+        PROGRAM_ANCHORS,
+        PROGRAM_FLAG,
+        cli_value_replacement,
+        lead=PROGRAM_LEAD,
+        lead_max=12,
+        near=PROGRAM_NEAR,
+        near_reach=PROGRAM_REACH,
+    ),
+    _Pass(("-",), LONG_FLAG, cli_value_replacement, ignore_case=True, regex_scan=True),
+    _Pass(WINDOWS_ANCHORS, WINDOWS_SWITCH, cli_value_replacement, ignore_case=True),
+    _Pass(
+        COMBINED_ANCHORS, COMBINED_ARGUMENT, combined_replacement, lead=PROGRAM_LEAD, lead_max=12
+    ),
+    _Pass(("</",), ELEMENT, element_replacement, regex_scan=True),
+    _Pass(("value",), PAIR_TAG, pair_tag_replacement, ignore_case=True, regex_scan=True),
+    _Pass(("<key>",), PLIST_KEY, plist_replacement, regex_scan=True),
+    _Pass(("name",), NAME_VALUE, name_value_replacement, lead="\"'", lead_max=1),
+    _Pass(QUALIFIED_ANCHORS, QUALIFIED_NAME, weak_replacement, lead=_CAPITALS, lead_max=60),
     _Pass(KEY_ANCHORS, ASSIGNMENT, assignment_replacement, ignore_case=True),
     _Pass(WEAK_ANCHORS, WEAK_ASSIGNMENT, weak_replacement, ignore_case=True),
     _Pass(PROSE_ANCHORS, PROSE, prose_replacement, ignore_case=True),
+    _Pass(PROSE_INTL_ANCHORS, PROSE_INTL, prose_intl_replacement, ignore_case=True),
     _LABELLED_PASS,
     _LABELLED_PAT_PASS,
     _BARE_PASS,

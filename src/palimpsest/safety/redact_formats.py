@@ -43,14 +43,18 @@ from .redact_values import REDACTED, announces_placeholder, looks_secret
 __all__ = [
     "BASIC_CREDENTIAL",
     "COOKIE_HEADER",
+    "CRYPT_HASH",
     "NETRC_PASSWORD",
     "PGPASS_LINE",
     "PGPASS_SEEK",
     "PUTTY_PRIVATE_LINES",
+    "SECRET_ARMOUR",
     "SERVICE_ACCOUNT_KEY_ID",
     "SSH2_PRIVATE_KEY",
+    "armour_replacement",
     "basic_replacement",
     "cookie_replacement",
+    "crypt_hash_replacement",
     "kept_head_replacement",
     "pgpass_replacement",
     "service_account_key_id_replacement",
@@ -197,3 +201,53 @@ def service_account_key_id_replacement(match: re.Match[str]) -> str:
     if _SERVICE_ACCOUNT.search(text, start, match.end() + _KEY_FILE_REACH) is None:
         return match.group(0)
     return f"{match.group(1)}{REDACTED}"
+
+
+SECRET_ARMOUR = re.compile(
+    r"(-----BEGIN (?P<label>[A-Za-z0-9][A-Za-z0-9 ._-]{0,60}?)-----)"
+    r"(?=[ \t]*+(?:\r?\n|\\r?\\n))(?!\[REDACTED\])"
+    r"(?:.*?(-----END (?P=label)-----)|[A-Za-z0-9+/=\s\\:,-]++)",
+    re.DOTALL,
+)
+"""A PEM-style armour of any label (RFC 7468's ``-----BEGIN <label>-----``): OpenVPN's
+``OpenVPN Static key V1``, ``WireGuard PRIVATE KEY``, an ``ENCRYPTED SECRET``, a vendor's
+own label. :func:`armour_replacement` decides by the label."""
+
+_SECRET_LABEL = re.compile(r"key|secret|password|passphrase|token|credential", re.IGNORECASE)
+_PUBLIC_LABEL = re.compile(r"public|certificate|signature|parameters|crl|pkcs7|cms", re.IGNORECASE)
+
+
+def armour_replacement(match: re.Match[str]) -> str:
+    """The armour lines kept and the body redacted, when the label names a secret (a key,
+    a secret, a password, a token) and not a public object (``PUBLIC KEY``, a certificate,
+    a signature, ``DH PARAMETERS``). ``PRIVATE KEY`` bodies are redacted before this
+    (:mod:`.redact`); everything else in a block is left."""
+    label = match.group("label")
+    if not _SECRET_LABEL.search(label) or _PUBLIC_LABEL.search(label):
+        return match.group(0)
+    return f"{match.group(1)}{REDACTED}{match.group(3) or ''}"
+
+
+CRYPT_HASH = re.compile(
+    r"(?P<head>\$(?<![A-Za-z0-9./$]\$)(?:2[abxy]?\$[0-9]{2}\$"
+    r"|(?:1|apr1|md5)\$[./A-Za-z0-9]{1,8}\$"
+    r"|[56]\$(?:rounds=[0-9]{1,9}\$)?[./A-Za-z0-9]{1,16}\$"
+    r"|y\$[./A-Za-z0-9]{1,32}\$[./A-Za-z0-9]{1,86}\$"
+    r"|gy\$[./A-Za-z0-9]{1,32}\$[./A-Za-z0-9]{1,86}\$"
+    r"|argon2(?:id|i|d)\$v=[0-9]+\$m=[0-9]+,t=[0-9]+,p=[0-9]+\$"
+    r"|scrypt\$ln=[0-9]+,r=[0-9]+,p=[0-9]+\$"
+    r"|pbkdf2(?:-sha[0-9]+)?\$[0-9]+\$))"
+    r"(?!\[REDACTED\])(?P<hash>[./A-Za-z0-9+$]{16,200}+={0,2})"
+)
+"""A password hash in the modular crypt format (``crypt(5)``: ``.htpasswd``,
+``/etc/shadow``, ``mkpasswd`` and ``htpasswd -nB`` output, passlib and Django hashes): bcrypt
+``$2y$10$…``, md5-crypt ``$1$``/``$apr1$``, sha-crypt ``$5$``/``$6$``, yescrypt ``$y$``,
+Argon2, scrypt and PBKDF2. A hash is as good as the password to whoever can run a cracker,
+so the salt and hash go and the algorithm's head stays."""
+
+
+def crypt_hash_replacement(match: re.Match[str]) -> str:
+    value = match.group("hash")
+    if not any(c.isdigit() for c in value) and not any(c.isupper() for c in value):
+        return match.group(0)  # words, not base64 of a hash
+    return f"{match.group('head')}{REDACTED}"

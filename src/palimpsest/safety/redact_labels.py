@@ -47,6 +47,10 @@ __all__ = [
 _KEY_KINDS = (
     "api", "access", "secret", "private", "auth", "app", "application", "account", "client",
     "master", "signing", "encryption", "service", "admin", "deploy", "storage",
+    # words that make any key a credential: whose it is, what it is for, where it is live
+    "sdk", "server", "license", "licence", "product", "project", "org", "team", "user", "bot",
+    "webhook", "live", "prod", "production", "root", "integration", "ingest", "write",
+    "management", "partner", "merchant", "developer", "personal", "consumer", "subscription",
 )  # fmt: skip
 """The kinds of key a sentence names (``API key``, ``app key``, ``secret_key``): ``key``
 alone names a cache key or a sort key as often as a credential."""
@@ -71,7 +75,7 @@ _TAIL = (
     r"(?![A-Za-z0-9_])(?:'s)?"
     r"(?P<words>(?:[ \t]+[^\s:=]{1,40}+(?<![.;!?])){1,8}?)"
     r"[ \t]*:[ \t]+[`'\"]?"
-    r"(?P<value>[A-Za-z0-9][A-Za-z0-9+/=_.~%-]{7,400}+)(?![^\s`'\"),;!?\]}>])"
+    r"(?P<value>[A-Za-z0-9][A-Za-z0-9+/=_.~%:$|-]{7,400}+)(?![^\s`'\"),;!?\]}>])"
 )
 LABEL_ANCHORS = ("token", "secret", "pass", "pwd", "cred", "key")
 """Every name of :data:`LABELLED` holds one of these at its start (found in the lowered text;
@@ -116,9 +120,12 @@ def labelled_secret(value: str) -> bool:
     """Whether ``value``, labelled by a credential's name before a colon, is one."""
     if announces_placeholder(value) or not looks_secret(value):
         return False
-    if "/" in value and any(c in value for c in "._-~%"):
-        return False  # a path, or a URL without its scheme
-    if "." in value and value.rsplit(".", 1)[1].isalpha():
+    if "/" in value and any(c in value for c in "._-~%") and not value.endswith("="):
+        return False  # a path, or a URL without its scheme (base64 ends in padding)
+    if ":" in value and max(len(part) for part in value.split(":")) < 16:
+        return False  # a time, a host and port, a ``namespace:name`` (a key in a cache)
+    last = value.rsplit(".", 1)[-1]
+    if "." in value and last.isalpha() and (len(last) <= 10 or last.islower()):
         return False  # a file name or a host
     if _IDENTIFIER.fullmatch(value):
         return False

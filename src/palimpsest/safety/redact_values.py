@@ -36,6 +36,10 @@ __all__ = [
     "MYSQL_PASSWORD",
     "PROSE",
     "PROSE_ANCHORS",
+    "PROSE_INTL",
+    "PROSE_INTL_ANCHORS",
+    "QUALIFIED_ANCHORS",
+    "QUALIFIED_NAME",
     "REDACTED",
     "SECRET_KEY_NAME",
     "SSHPASS",
@@ -46,6 +50,7 @@ __all__ = [
     "entropy",
     "looks_secret",
     "looks_secret_in_prose",
+    "prose_intl_replacement",
     "prose_replacement",
     "quoted_replacement",
     "weak_replacement",
@@ -61,7 +66,9 @@ _KEY_WORDS = (
     r"shared[_-]?access[_-]?key|master[_-]?key|signing[_-]?key|encryption[_-]?key|"
     r"password|passwd|passphrase|"
     # PWD=/path is the shell's working directory, not a password.
-    r"pwd(?![ \t]*[=:][ \t]*[\"']?[/~.$])|token|secret"
+    r"pwd(?![ \t]*[=:][ \t]*[\"']?[/~.$])|token|secret|"
+    # a Wi-Fi or IPsec pre-shared key (wpa_supplicant's psk=, NetworkManager's psk=)
+    r"(?<![A-Za-z0-9])psk"
 )
 KEY_WORDS = _KEY_WORDS
 _KEY_END = r"(?![A-Za-z0-9_])"
@@ -82,6 +89,7 @@ KEY_ANCHORS = (
     "pass",
     "pwd",
     "token",
+    "psk",
 )
 
 # Values that are code or references, never literal secrets.
@@ -95,8 +103,9 @@ _NOT_A_VALUE = (
     # a call, an index, or an attribute chain of short names
     # (settings.SECRET_KEY); a dotted run with a long or numeric part (dp.st.prd.<44
     # random>, v2.<random>.<hex>) is a value, not code
-    r"(?![A-Za-z_][A-Za-z0-9_]*+(?:\(|\[|"
-    r"(?:\.[A-Za-z_][A-Za-z0-9_]{0,30}+)++(?![A-Za-z0-9_.+/=-])))"
+    r"(?![A-Za-z_][A-Za-z0-9_]*+(?:\(|\[))"
+    r"(?![A-Za-z_][A-Za-z0-9_]*+"
+    r"(?:\.[A-Za-z_][A-Za-z0-9_]{0,30}+)++(?=[\s,;()\[\]}'\"`\\:|]|$))"
 )
 _QUOTED = r"(?:\\?\"(?:[^\"\\\n]|\\[^\"\n])*+\\?\"|'(?:[^'\\\n]|\\[^'\n])*+')"
 _BARE = r"[^\s'\"\\`,;(){}\[\]<>&=]++=*+"
@@ -139,6 +148,22 @@ WEAK_ASSIGNMENT = re.compile(
     rf"(?:(?!\\?[\"']\[REDACTED\])({_QUOTED})|{_NOT_A_VALUE}({_BARE}))"
 )
 
+# An environment variable in capitals whose name holds a secret's word and then says how
+# the value is kept or which one it is (MJ_APIKEY_PRIVATE, DOCKER_AUTH_CONFIG_B64,
+# STRIPE_KEY_LIVE, AZURE_DEVOPS_EXT_PAT, GH_TOKEN_2): the assignment rules need the word
+# at the end. The value must look random, as under a weak name; _ID, _NAME, _URL, _FILE,
+# _PATH ... are not among the qualifiers, so AWS_ACCESS_KEY_ID and TOKEN_URL stay.
+QUALIFIED_ANCHORS = ("PASS", "PWD", "TOKEN", "SECRET", "KEY", "AUTH", "CREDENTIAL", "PAT")
+QUALIFIED_NAME = re.compile(
+    r"((?<![A-Za-z0-9_])(?:[A-Z][A-Z0-9]*+_)*?[A-Z0-9]*?"
+    r"(?:PASSWORD|PASSWD|PASS|PWD|TOKEN|SECRET|APIKEY|KEY|AUTH|CREDENTIALS?|PAT)"
+    r"(?:_(?:PRIVATE|SECRET|B64|BASE64|ENC|ENCODED|RAW|HEX|JSON|VALUE|VAL|STR|CONFIG|PROD|"
+    r"PRODUCTION|STAGING|STAGE|DEV|TEST|LIVE|OLD|NEW|PRIMARY|SECONDARY|CURRENT|NEXT|PREV|"
+    r"V[0-9]{1,3}|[0-9]{1,3}))*+"
+    r"\\?[\"']?[ \t]*(?:=|:[ \t]))"
+    rf"(?:(?!\\?[\"']\[REDACTED\])({_QUOTED})|{_NOT_A_VALUE}({_BARE}))"
+)
+
 # Prose: "my gmail password is X", "the password for the staging db is X", "API key is
 # now X". Up to five words between the name and the verb, one value after. ("pw: X" and
 # "password: X" are assignments, handled above.)
@@ -151,6 +176,27 @@ PROSE = re.compile(
     r"(?:(\"[^\"\n]{3,200}+\"|'[^'\n]{3,200}+')|(?![$%{<*])([^\s\"'`()\[\]{}<>]{6,200}+))",
     re.IGNORECASE,
 )
+# The same in other languages: a password's name, then a copula (German, French, Spanish,
+# Portuguese, Italian) or a particle (Japanese, Chinese, Korean) and a value in ASCII:
+# "das Passwort ist X", "le mot de passe est X", "password に X を入れた", "密码是 X".
+_EUROPEAN_NAMES = r"passwort|kennwort|mot[ \t]+de[ \t]+passe|contrase(?:ñ|n)a|senha|пароль"
+_PARTICLE_NAMES = (
+    rf"{_EUROPEAN_NAMES}|passwords?|パスワード|暗証番号|密码|密碼|口令|비밀번호|tokens?|トークン|"
+    r"令牌|secret"
+)
+PROSE_INTL_ANCHORS = (
+    "pass", "kennwort", "mot de passe", "contrase", "senha", "пароль", "パスワード", "暗証",
+    "密码", "密碼", "口令", "비밀번호", "token", "トークン", "令牌", "secret",
+)  # fmt: skip
+PROSE_INTL = re.compile(
+    rf"((?<![A-Za-z0-9_])(?:(?:{_EUROPEAN_NAMES})(?![A-Za-z0-9_])"
+    r"(?:[ \t]+[^\s=:]{1,40}+){0,4}?[ \t]+(?:ist|war|est|était|es|era|é|è|sind|son)[ \t]+"
+    rf"|(?:{_PARTICLE_NAMES})(?![A-Za-z0-9_])"
+    r"[ \t]*(?:は|が|に|を|も|是|为|為|：|은|는|을|를|이|가)[ \t]*))"
+    r"(?![$%{<*])([!#-&*-~]{6,200}+)",
+    re.IGNORECASE,
+)
+
 # mysql -uroot -pS3cret (attached: "-p secret" would prompt and read "secret" as the db).
 MYSQL_PASSWORD = re.compile(
     r"((?<![\w-])(?:mysql|mysqldump|mysqladmin|mariadb)(?![\w-])[^\n|;&]{0,200}?"
@@ -312,6 +358,15 @@ def weak_replacement(match: re.Match[str]) -> str:
     if not looks_secret(value):
         return match.group(0)
     return quoted_replacement(match)
+
+
+def prose_intl_replacement(match: re.Match[str]) -> str:
+    """The value after "Passwort ist", "password に" ... redacted when it is a password
+    (:func:`looks_secret_in_prose`); a closing full stop or comma kept."""
+    value = match.group(2).rstrip(_TRAILING_PUNCTUATION)
+    if not looks_secret_in_prose(value) or announces_placeholder(value):
+        return match.group(0)
+    return f"{match.group(1)}{REDACTED}{match.group(2)[len(value) :]}"
 
 
 def prose_replacement(match: re.Match[str]) -> str:
