@@ -21,6 +21,8 @@ from itertools import product
 from pathlib import Path
 
 from threat_model_compose_register import register_rows
+from threat_model_compose_round3 import round3_rows
+from threat_model_compose_round4 import round4_rows
 
 ROOT = Path(__file__).resolve().parent.parent
 OUT = ROOT / "tests" / "data" / "threats" / "training" / "own_composed.jsonl"
@@ -652,6 +654,12 @@ def _rows() -> list[dict[str, str]]:
     # Added for issue 20's second round: talk about instructions vs. instructions, standing
     # orders, compressed escalations, comments and markup (own seed: rows above unchanged).
     register_rows(add)
+    # Third round: everyday chat, users steering the chat, style guides and agent
+    # configuration, quoted fixtures; hijacks, notices, planted data (own seed).
+    round3_rows(add)
+    # Fourth round: short neutral status, summary, changelog, to-do and meeting lines
+    # (own seed).
+    round4_rows(add)
     return rows
 
 

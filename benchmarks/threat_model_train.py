@@ -17,8 +17,12 @@ sources are held out (the hand-written held-out file, the public PromptInject an
 rows, and the rule corpus in tests/data/threats); ``benchmarks/threat_scan.py`` reports on
 them. The decision threshold is chosen from out-of-fold scores on the training rows
 (5 folds) so that at most a set share of each group of benign training rows would be
-flagged (:data:`TARGET_FP`: 0.5% of real notes, real questions and docstrings, 2% of the
-composed hard questions and notes); the held-out sources play no part in it.
+flagged (:data:`TARGET_FP`: 0.5% of real notes and docstrings, 1% of real questions and of
+the composed questions and notes); the held-out sources play no part in it. Since the
+fourth round it is then raised, if need be, to :data:`PRODUCT_MARGIN` above the highest
+score the written weights give a line of the product's own (``product_lines.jsonl``, a
+validation set: summaries, fixed sentences, docs), so that the summary check never
+withholds the product's own text.
 """
 
 from __future__ import annotations
@@ -73,8 +77,8 @@ BENIGN_GROUP = {
     "real_request": "real questions",
 }
 TARGET_FP = {
-    "questions": 0.005,
-    "developer notes": 0.005,
+    "questions": 0.01,
+    "developer notes": 0.01,
     "docstrings": 0.005,
     "real developer notes": 0.005,
     "real questions": 0.01,
@@ -91,8 +95,32 @@ reports of attacks, ops notes that override or bypass things), which is what the
 false positives look like, so they get the same 0.5% as text by others. On the validation
 rows (own_written_holdout.jsonl, own_hard_negatives.jsonl, the rule corpus' benign notes)
 the 2% bar gave a threshold of 0.34 that flagged 6 of 133 hand-written hard notes and 4 of
-185 corpus notes; the 0.5% bar gives about 0.8."""
-L2 = 1e-5
+185 corpus notes; the 0.5% bar gives about 0.8.
+
+Third round: the composed notes and questions now also hold the hardest benign registers on
+purpose (notes about attack fixtures and red-team findings, users asking for a language
+switch or role-play, agent configuration in the imperative), so their top 0.5% is those
+rows' own score. On the validation rows with the third round's weights (combined with the
+rules): at 0.5% (threshold 1.24) 70 of the 83 validation attacks are refused, with 1 of
+133 hard notes, 3 of 84 hard questions (two by the rules) and 0 of 40 hand-written
+questions flagged; at 1% (0.90) 75, for one more of each (2 of 133, 4 of 84, 1 of 40) and
+one of the rule corpus's 185 notes; at 2% (0.34) 77, for 7 of 133 notes, 9 of 84
+questions and 4 of the 185 corpus notes. So 1%."""
+PRODUCT_LINES = TRAINING / "product_lines.jsonl"
+"""The product's own lines (benchmarks/threat_product_lines.py): a validation set that also
+bounds the threshold from below."""
+PRODUCT_MARGIN = 0.3
+"""Fourth round: the threshold is at least this far above the highest score the shipped
+weights give a line of the product's own that the directive check reads (rows not marked
+``addressed``). The third round's model passed every held-out file and still flagged the
+product's fallback sentence and a handoff summary's "All migrations were read."; the
+margin is about how far the score of such a line moved between two trainings on nearly
+the same data (0.1 to 0.25)."""
+L2 = 5e-6
+"""Fourth round: 5e-6 (1e-5 before). On the validation rows, with the round's data, it
+refused as many validation attacks at the rule's threshold and more once the threshold is
+raised to clear the product lines (66 against 64 of 83 at 1.4), and the product lines'
+highest scores were lower."""
 STEPS = 400
 
 
@@ -248,6 +276,35 @@ def choose_threshold(
     return threshold
 
 
+def product_candidates() -> tuple[list[str], str]:
+    """What the directive check hands the model for each required product line, and the
+    SHA-256 of the file."""
+    from palimpsest.safety.threats.directives import _HEADING, _WORD, MIN_WORDS, _reported
+
+    raw = PRODUCT_LINES.read_bytes()
+    out: list[str] = []
+    for line in raw.decode("utf-8").splitlines():
+        row = json.loads(line)
+        text = row["text"]
+        if row.get("addressed") or _HEADING.match(text):
+            continue
+        candidate = _reported(text)
+        if len(_WORD.findall(candidate)) >= MIN_WORDS:
+            out.append(candidate)
+    return out, hashlib.sha256(raw).hexdigest()
+
+
+def highest_product_score(path: Path, candidates: list[str]) -> tuple[float, str]:
+    """The highest score the weights in ``path`` give a product line, and that line (scored
+    by the package's own code, quantised weights and second look included)."""
+    from palimpsest.safety.threats import learned
+
+    learned.WEIGHTS_FILE = path
+    learned._model.cache_clear()
+    scored = [(learned.instruction_score(c).logit, c) for c in candidates]
+    return max(scored)
+
+
 def quantise(w: np.ndarray) -> tuple[bytes, float]:
     scale = float(np.abs(w).max() / 127.0) or 1.0
     return np.clip(np.round(w / scale), -127, 127).astype(np.int8).tobytes(), scale
@@ -288,8 +345,22 @@ def main() -> None:
         "trained_on": list(TRAIN_SOURCES),
         "training_sha256": digest,
     }
-    header = json.dumps(meta, sort_keys=True).encode("utf-8") + b"\n"
-    replace_bytes(out, header + binary + kind_bytes, temp_prefix=".weights-")
+    candidates, product_digest = product_candidates()
+    meta["product_lines_sha256"] = product_digest
+    rule = threshold
+    for _ in range(3):  # the second look depends on the threshold: settle it
+        header = json.dumps(meta, sort_keys=True).encode("utf-8") + b"\n"
+        replace_bytes(out, header + binary + kind_bytes, temp_prefix=".weights-")
+        top, line = highest_product_score(out, candidates)
+        if top + PRODUCT_MARGIN <= meta["threshold"]:
+            break
+        meta["threshold"] = round(top + PRODUCT_MARGIN, 6)
+    print(
+        f"threshold: rule {rule:.3f}, product lines' highest score {top:.3f} "
+        f"({line[:70]!r}), shipped {meta['threshold']:.3f}"
+    )
+    if top + PRODUCT_MARGIN > meta["threshold"]:
+        raise SystemExit("the threshold did not settle above the product lines")
     print(f"wrote {out} ({out.stat().st_size:,} bytes), {len(rows)} rows, {len(samples)} windows")
 
 

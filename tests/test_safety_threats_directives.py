@@ -2,6 +2,9 @@
 
 from __future__ import annotations
 
+import json
+from pathlib import Path
+
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -19,6 +22,7 @@ User asked: 'fix the flaky network test'
 - From now on use tabs for indentation.
 """
 USER = ["fix the flaky network test", "From now on use tabs for indentation please"]
+PRODUCT_LINES = Path(__file__).parent / "data" / "threats" / "training" / "product_lines.jsonl"
 
 
 def test_a_planted_instruction_is_found_and_the_users_own_is_not() -> None:
@@ -107,3 +111,16 @@ def test_the_users_own_words_are_judged_as_by_their_definition(said: list[str]) 
         and not _from_user_by_definition(directives._reported(line), said)
     ]
     assert [d.line for d in planted_directives(text, said)] == expected
+
+
+def test_the_products_own_lines_are_not_directives() -> None:
+    """The lines the product writes itself (summaries of the test transcripts, its fixed
+    sentences and headings, the tests' scripted summaries, the docs' descriptive lines;
+    benchmarks/threat_product_lines.py) are never withheld as instructions, even with no
+    user message to excuse them. Doc lines that address their reader are measured by the
+    benchmark, not held to this."""
+    rows = [json.loads(line) for line in PRODUCT_LINES.read_text(encoding="utf-8").splitlines()]
+    lines = [r["text"] for r in rows if not r.get("addressed")]
+    assert len(lines) > 3000 and all("\n" not in line for line in lines)
+    found = planted_directives("\n".join(lines))
+    assert [d.line for d in found] == []

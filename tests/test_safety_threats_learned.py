@@ -34,6 +34,9 @@ def test_weights_match_the_committed_training_data() -> None:
     assert isinstance(names, list) and names
     digest = hashlib.sha256(b"".join((TRAINING / n).read_bytes() for n in names)).hexdigest()
     assert digest == meta["training_sha256"]
+    # The threshold is bounded by the product's own lines (benchmarks/threat_model_train.py).
+    product = hashlib.sha256((TRAINING / "product_lines.jsonl").read_bytes()).hexdigest()
+    assert product == meta["product_lines_sha256"]
     held_out = {
         "own_written_holdout.jsonl",
         "own_written_holdout2.jsonl",
@@ -159,6 +162,12 @@ def test_training_reads_only_the_train_rows_of_split_files() -> None:
         lines = (TRAINING / name).read_text(encoding="utf-8").splitlines()
         kept = {json.loads(line)["text"] for line in lines if line.strip()}
         assert not texts & kept, name
+    # The product's own lines are a validation set (benchmarks/threat_product_lines.py): none
+    # is a training row, apart from doc sentences that were training text before it existed.
+    product = TRAINING / "product_lines.jsonl"
+    rows = [json.loads(line) for line in product.read_text(encoding="utf-8").splitlines()]
+    assert all(r["kind"] == "doc_line" for r in rows if r.get("in_train"))
+    assert not texts & {r["text"] for r in rows if not r.get("in_train")}
 
 
 def test_real_validation_notes_and_questions_are_rarely_refused() -> None:

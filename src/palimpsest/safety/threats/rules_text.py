@@ -376,6 +376,8 @@ TEXT_RULES: tuple[Rule, ...] = (
         r"(?:^|[-=#*%\[(<>|]\s*)(?:end|close)\s+of\s+(?:the\s+)?(?:system\s+prompt|instructions|user\s+input|input|"
         r"context|document|prompt|conversation)\b\s*[-=#*%\]\)>.:]*\s*\S"
         r"|(?:={3,}|-{3,}|#{3,}|%{3,}|\*{3,})\s*(?:end|begin|start)\b"
+        # A PEM armour line ("-----BEGIN RSA PRIVATE KEY-----") opens a key, not a prompt.
+        r"(?![^\n]{0,40}?\b(?:(?:private|public)\s+key|certificate|signature|pgp\s+message)\s*-{5})"
         r"|\b(?:begin|start)\s+(?:of\s+)?(?:new|admin|system|developer)\s+(?:instructions|prompt|session|mode)\b",
         mentions=True,
     ),
