@@ -56,3 +56,33 @@ def test_a_rough_saving_on_non_text_parts_is_confirmed_exactly() -> None:
         exact_counter=lambda: counter,
         counted_exactly=False,
     )
+
+
+def test_a_rough_saving_made_of_structure_is_confirmed_exactly() -> None:
+    # chars/4 also counts keys, ids and empty tool calls, which the exact counter never
+    # reads: a transcript made mostly of them halves by the rough count when a summary
+    # replaces it, and grows in real tokens (found by the fuzzed-list property test).
+    call = {"id": "a", "type": "function", "function": {"name": "", "arguments": ""}}
+    noisy = {
+        "role": "assistant",
+        "content": "",
+        "tool_calls": [call] * 40,
+        "function_call": {"name": "", "arguments": "{}"},
+    }
+    before = [noisy, asst("ok")]
+    summary = {"role": "user", "content": "summary " * 60, "_compressed_summary": True}
+    after = [summary, before[1]]
+    counter = ExactCounter()
+    assert exact_saving(before, after, counter) < 0
+    assert would_grow(
+        before, after, after=80, before=1_000, exact_counter=lambda: counter, counted_exactly=False
+    )
+    # the same rough figures on a transcript of text are trusted without the tokenizer
+    wordy = [user("word " * 1_000), before[1]]
+
+    def unused() -> ExactCounter:
+        raise AssertionError("a clear saving on text needs no exact count")
+
+    assert not would_grow(
+        wordy, after, after=80, before=1_000, exact_counter=unused, counted_exactly=False
+    )

@@ -23,7 +23,7 @@ from typing import Any
 
 from ..messages.content import content_text
 from ..messages.markers import SUMMARY_FLAG
-from ..tokens import ExactCounter
+from ..tokens import CHARS_PER_TOKEN, ExactCounter, exact_fields
 
 __all__ = ["EXACT_CONFIRM_BELOW_SAVING", "exact_saving", "would_grow"]
 
@@ -58,9 +58,29 @@ def would_grow(
         return False
     added = (m.get("content") for m in result if m.get(SUMMARY_FLAG))
     dense = any(_DENSE_SCRIPT.search(content_text(c)) for c in added)
-    if after < before * EXACT_CONFIRM_BELOW_SAVING and not dense and not _opaque(before_messages):
+    if (
+        after < before * EXACT_CONFIRM_BELOW_SAVING
+        and not dense
+        and not _opaque(before_messages)
+        and _seen_rough(result) < _seen_rough(before_messages) * EXACT_CONFIRM_BELOW_SAVING
+    ):
         return False
     return exact_saving(before_messages, result, exact_counter()) <= 0
+
+
+def _seen_rough(messages: Sequence[Mapping[str, Any]]) -> int:
+    """chars/4 of only the texts the exact counter reads (:func:`~palimpsest.tokens.exact_fields`).
+
+    The rough count also measures JSON keys, ids and punctuation. A transcript made mostly of
+    those (empty tool calls, ``function_call`` objects on every message: the fuzzer found
+    one at 78 exact tokens) loses them all to a summary that is larger in real tokens, while
+    its rough count halves; judged on the texts alone too, such a saving is confirmed.
+    """
+    chars = 0
+    for message in messages:
+        fields, _ = exact_fields(message)
+        chars += sum(len(field) for field in fields)
+    return chars // CHARS_PER_TOKEN
 
 
 def _opaque(messages: Sequence[Mapping[str, Any]]) -> bool:
