@@ -354,7 +354,8 @@ def main() -> None:
         top, line = highest_product_score(out, candidates)
         if top + PRODUCT_MARGIN <= meta["threshold"]:
             break
-        meta["threshold"] = round(top + PRODUCT_MARGIN, 6)
+        # rounded up: rounding to nearest could leave it a hair under top + margin
+        meta["threshold"] = math.ceil((top + PRODUCT_MARGIN) * 1e6) / 1e6
     print(
         f"threshold: rule {rule:.3f}, product lines' highest score {top:.3f} "
         f"({line[:70]!r}), shipped {meta['threshold']:.3f}"
