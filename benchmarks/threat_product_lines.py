@@ -62,16 +62,9 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
-OUT = ROOT / "tests" / "data" / "threats" / "training" / "product_lines.jsonl"
-TRAINING = ROOT / "tests" / "data" / "threats" / "training"
-TRAIN_FILES = (
-    "own_composed.jsonl",
-    "own_project_text.jsonl",
-    "python_stdlib_docstrings.jsonl",
-    "public_bipia_train.jsonl",
-    "real_benign_notes.jsonl",
-    "real_benign_questions.jsonl",
-)
+from threat_model_train import TRAIN_SOURCES, TRAINING  # noqa: E402
+
+OUT = TRAINING / "product_lines.jsonl"
 _SKIP_DOCS = {"memory.md", "benchmarks.md"}
 _QUOTES_ATTACK = re.compile(r"ignore (?:all )?previous|disregard|you are now|from now on", re.I)
 _ATTACK_TEST = re.compile(r"planted|inject|attack|directive|withh|threat|hostile|malicious", re.I)
@@ -441,7 +434,7 @@ def addressed(text: str) -> bool:
 
 def _training_texts() -> list[str]:
     texts: list[str] = []
-    for name in TRAIN_FILES:
+    for name in TRAIN_SOURCES:
         for line in (TRAINING / name).read_text(encoding="utf-8").splitlines():
             if line.strip():
                 texts.append(json.loads(line)["text"])
