@@ -58,6 +58,7 @@ import apsw
 
 from palimpsest.storage.codec import encode_message
 from palimpsest.storage.factory import open_store
+from palimpsest.storage.fts_layout import set_fts_option
 from palimpsest.storage.fts_query import RANK_WINDOW, build_search, run_search
 from palimpsest.storage.maintenance import maintain
 from palimpsest.storage.sessions import SessionStore
@@ -751,7 +752,7 @@ def apply_experiments(store: SessionStore, args: argparse.Namespace) -> dict[str
     if args.automerge is not None:
         for table in ("messages_fts", "messages_fts_trigram"):
             store.database.write(
-                partial(_fts_config, table=table, key="automerge", value=args.automerge)
+                partial(set_fts_option, table=table, key="automerge", value=args.automerge)
             )
         applied["automerge"] = args.automerge
     if args.wal_autocheckpoint is not None:
@@ -760,10 +761,6 @@ def apply_experiments(store: SessionStore, args: argparse.Namespace) -> dict[str
     if applied:
         print(f"write-path experiments: {applied}")
     return applied
-
-
-def _fts_config(con: apsw.Connection, *, table: str, key: str, value: int) -> None:
-    con.execute(f"INSERT INTO {table} ({table}, rank) VALUES (?, ?)", (key, value))
 
 
 def report_inserts(

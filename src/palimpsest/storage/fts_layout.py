@@ -184,16 +184,21 @@ def crisis_merge(con: apsw.Connection, table: str) -> int:
     return int(row[0]) if row is not None else IDLE_CRISIS_MERGE
 
 
+def set_fts_option(con: apsw.Connection, table: str, key: str, value: int) -> None:
+    """Store FTS5's configuration option ``key`` = ``value`` for ``table`` (persistent)."""
+    con.execute(f"INSERT INTO {table} ({table}, rank) VALUES (?, ?)", (key, value))
+
+
 def set_crisis_merge(con: apsw.Connection, table: str, segments: int) -> None:
     """Store ``crisismerge`` = ``segments`` for ``table``: the count of segments on one
     index level at which the committing write merges them all itself."""
-    con.execute(f"INSERT INTO {table} ({table}, rank) VALUES ('crisismerge', ?)", (segments,))
+    set_fts_option(con, table, "crisismerge", segments)
 
 
 def configure_merging(con: apsw.Connection, table: str) -> None:
     """Apply :data:`FTS_WRITE_SETTINGS` to ``table`` (stored in the file, so persistent)."""
     for key, value in FTS_WRITE_SETTINGS:
-        con.execute(f"INSERT INTO {table} ({table}, rank) VALUES (?, ?)", (key, value))
+        set_fts_option(con, table, key, value)
 
 
 def file_layout(con: apsw.Connection) -> FtsLayout | None:

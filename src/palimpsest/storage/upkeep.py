@@ -122,10 +122,10 @@ class UpkeepStats:
     deferred_checkpoints: int = 0
     checkpoint_seconds: float = 0.0
     writer_backstops: int = 0
-    shared_merges: int = 0
-    """Bulk appends that merged because the thread was behind (``share_merging``)."""
     """Times the WAL passed the hard size between two checkpoints of the thread, so the
     writer's own autocheckpoint was turned on (see ``_writer_backstop``)."""
+    shared_merges: int = 0
+    """Bulk appends that merged because the thread was behind (``share_merging``)."""
     errors: int = 0
 
 
