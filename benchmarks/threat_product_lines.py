@@ -62,6 +62,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "src"))
 sys.path.insert(0, str(ROOT / "benchmarks"))
 
+from palimpsest.files import replace_bytes  # noqa: E402
 from threat_model_train import TRAIN_SOURCES, TRAINING  # noqa: E402
 
 OUT = TRAINING / "product_lines.jsonl"
@@ -569,7 +570,8 @@ def main() -> None:
         argv = [sys.executable, *sys.argv]
         os.execve(sys.executable, argv, {**os.environ, "PYTHONHASHSEED": "0"})
     rows = collect()
-    OUT.write_text("".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows), "utf-8")
+    text = "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in rows)
+    replace_bytes(OUT, text.encode("utf-8"), temp_prefix=".product-lines-")
     counts: dict[str, int] = {}
     for row in rows:
         counts[row["kind"]] = counts.get(row["kind"], 0) + 1
